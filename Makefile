@@ -1,0 +1,55 @@
+# timeagent — build, demo, test, bench.
+GO          ?= go
+BIN         := bin/timeagent
+STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
+VERSION     ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS     := -X main.version=$(VERSION)
+# Packages whose tests fit the time budget under the race detector.
+RACE_PKGS   := ./tasks/... ./journal/... ./cow/... ./session/... ./recovery/... ./actions/... ./internal/...
+
+.PHONY: build demo test test-deps lint fmt vet staticcheck unit race cross bench clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/timeagent
+
+demo: build
+	./scripts/demo.sh $(BIN)
+
+test: test-deps fmt vet staticcheck race unit cross
+
+# Tools the tests run for real: git, patch, sqlite3 (inside FUSE sessions).
+test-deps:
+	@command -v git >/dev/null && command -v patch >/dev/null && command -v sqlite3 >/dev/null || \
+		( apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git patch sqlite3 >/dev/null )
+
+lint: fmt vet staticcheck
+
+fmt:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt -l:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+$(STATICCHECK):
+	$(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) ./...
+
+# Unit and integration tests under the race detector (the CLI and FUSE
+# packages run without it below: they drive real child processes and mounts).
+race:
+	$(GO) test -race -count=1 -timeout 12m $(RACE_PKGS)
+
+unit:
+	$(GO) test -count=1 -timeout 12m ./cmd/... ./fs/...
+
+cross:
+	GOOS=windows $(GO) build ./...
+	GOOS=darwin $(GO) build ./...
+
+bench: build
+	./scripts/bench.sh
+
+clean:
+	rm -rf bin

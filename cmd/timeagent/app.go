@@ -1,0 +1,255 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/recovery"
+	"github.com/timeagent-dev/timeagent/session"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// app is the state of one invocation: global flags, stdio, and when the
+// command is served inside a running session, that session.
+type app struct {
+	io      stdio
+	argv    []string
+	dir     string // -C
+	root    string // --root
+	json    bool
+	active  *session.Active // set when a running session serves the command
+	cwd     string          // the caller's working directory
+	rootDir string          // resolved root
+	state   string          // resolved state dir
+}
+
+// exitError carries an exit code without a message (already printed).
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// usageError is a bad command line: exit 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+
+// execute runs one timeagent invocation and returns its exit code. active is
+// non-nil when a session serves a command forwarded over its control socket.
+func execute(argv []string, sio stdio, active *session.Active) int {
+	a := &app{io: sio, argv: argv, active: active}
+	root := a.rootCommand()
+	root.SetArgs(argv)
+	root.SetIn(sio.in)
+	root.SetOut(sio.out)
+	root.SetErr(sio.err)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	return a.report(err)
+}
+
+// report prints err once and maps it to an exit code.
+func (a *app) report(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	code := 1
+	var ue *usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		code = 2
+	}
+	msg := message(err)
+	if a.json {
+		writeJSONError(a.io.err, msg)
+	} else {
+		fmt.Fprintf(a.io.err, "timeagent: %s\n", msg)
+	}
+	return code
+}
+
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument",
+		"invalid argument", "accepts ", "requires at least", "requires at most", "if any flags in the group"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "timeagent",
+		Short: "Undo, redo and branch everything a coding agent does to your working tree",
+		Long: `timeagent runs a coding agent (any command) so that everything it does to the
+repository's files — including uncommitted, untracked and ignored files and .git/ itself —
+can be inspected, undone, redone and branched afterwards.`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return a.setup()
+		},
+	}
+	root.SetVersionTemplate("timeagent {{.Version}}\n")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVarP(&a.dir, "directory", "C", "", "act as if started in `DIR`")
+	pf.StringVar(&a.root, "root", "", "protect `DIR` (a plain directory) instead of the git repository")
+	root.AddCommand(
+		a.runCommand(), a.statusCommand(), a.logCommand(), a.diffCommand(), a.diffFileCommand(),
+		a.undoCommand(), a.redoCommand(), a.switchCommand(), a.checkpointCommand(),
+		a.recoverCommand(), a.verifyCommand(), a.versionCommand(), a.actionsCommand(), a.proxyCommand(),
+	)
+	return root
+}
+
+// setup resolves -C and the caller's directory.
+func (a *app) setup() error {
+	if a.active != nil {
+		return nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("current directory: %w", err)
+	}
+	if a.dir != "" {
+		d := a.dir
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(wd, d)
+		}
+		st, err := os.Stat(d)
+		if err != nil {
+			return &usageError{fmt.Errorf("-C %s: %w", a.dir, err)}
+		}
+		if !st.IsDir() {
+			return &usageError{fmt.Errorf("-C %s: not a directory", a.dir)}
+		}
+		wd = d
+	}
+	a.cwd = wd
+	return nil
+}
+
+// locate finds the root and its state dir.
+func (a *app) locate() error {
+	if a.rootDir != "" {
+		return nil
+	}
+	root, err := session.FindRoot(a.cwd, a.root)
+	if err != nil {
+		return err
+	}
+	st, err := session.StateDir(root)
+	if err != nil {
+		return err
+	}
+	a.rootDir, a.state = root, st
+	return nil
+}
+
+// withWorkspace runs fn on the root's workspace: locally (lock, journal,
+// recovery first) or, when a session owns the root, by forwarding the whole
+// command line to it over the control socket.
+func (a *app) withWorkspace(command string, fn func(ws *session.Workspace) error) error {
+	if a.active != nil {
+		return fn(a.active.W)
+	}
+	if err := a.locate(); err != nil {
+		return err
+	}
+	ws, err := session.Open(a.rootDir, a.state, command)
+	var re *session.RunningError
+	if errors.As(err, &re) {
+		return a.forward(re.Holder)
+	}
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	if err := a.recover(ws, false); err != nil {
+		return err
+	}
+	return fn(ws)
+}
+
+// recover finishes what a crash left behind, telling the user what it did.
+func (a *app) recover(ws *session.Workspace, quiet bool) error {
+	rep, err := recovery.Recover(a.recoveryTarget(ws))
+	if err != nil {
+		return err
+	}
+	if !quiet && !a.json {
+		for _, n := range rep.Notes {
+			fmt.Fprintf(a.io.err, "timeagent: recovered: %s\n", n)
+		}
+	}
+	return nil
+}
+
+func (a *app) recoveryTarget(ws *session.Workspace) recovery.Target {
+	return recovery.Target{Journal: ws.Journal, Tree: ws.Tree, Root: ws.Root, StateDir: ws.StateDir,
+		Exclude: ws.Exclude(), Progress: a.progressFactory(), Unmounted: ws.Unmounted}
+}
+
+// forward sends this command line to the running session.
+func (a *app) forward(h session.Holder) error {
+	if h.Control == "" {
+		return fmt.Errorf("a session is running on %s (timeagent pid %d) but has no control socket yet: try again", a.rootDir, h.Pid)
+	}
+	resp, err := session.Call(h.Control, session.Request{Argv: a.argv, Cwd: a.cwd}, 0)
+	if err != nil {
+		return fmt.Errorf("reach the session running on %s (timeagent pid %d): %w", a.rootDir, h.Pid, err)
+	}
+	io.WriteString(a.io.out, resp.Stdout)
+	io.WriteString(a.io.err, resp.Stderr)
+	if resp.Code != 0 {
+		return &exitError{resp.Code}
+	}
+	return nil
+}
+
+// interactive reports whether prompts can be answered: stdin and stderr are
+// terminals and the command is not served for another process.
+func (a *app) interactive() bool {
+	if a.active != nil {
+		return false
+	}
+	in, ok := a.io.in.(*os.File)
+	if !ok || !term.IsTerminal(int(in.Fd())) {
+		return false
+	}
+	e, ok := a.io.err.(*os.File)
+	return ok && term.IsTerminal(int(e.Fd()))
+}
+
+// progressFactory returns progress reporters for long work: a bar on a
+// terminal, nothing under --json or when stderr is not a terminal.
+func (a *app) progressFactory() func() cow.Progress {
+	if a.json || a.active != nil {
+		return nil
+	}
+	e, ok := a.io.err.(*os.File)
+	if !ok || !term.IsTerminal(int(e.Fd())) {
+		return nil
+	}
+	return func() cow.Progress { return newTermProgress(e) }
+}

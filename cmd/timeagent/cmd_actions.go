@@ -1,0 +1,261 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/timeagent-dev/timeagent/actions"
+	"github.com/timeagent-dev/timeagent/journal"
+	"github.com/timeagent-dev/timeagent/session"
+)
+
+// proxyMain runs the process as a PATH proxy when it was started under a
+// proxied tool's name inside a session.
+func proxyMain() (int, bool) {
+	tool, ok := actions.IsProxyInvocation(os.Args[0])
+	if !ok {
+		return 0, false
+	}
+	return actions.RunProxy(tool, os.Args[1:]), true
+}
+
+// proxyCommand is the hidden entry point of the Windows .cmd shims.
+func (a *app) proxyCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:                "__proxy TOOL [ARGS...]",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		Args:               cobra.MinimumNArgs(1),
+		PersistentPreRunE:  func(*cobra.Command, []string) error { return nil },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !actions.IsTool(args[0]) {
+				return &usageError{fmt.Errorf("__proxy: %q is not a proxied tool", args[0])}
+			}
+			if code := actions.RunProxy(args[0], args[1:]); code != 0 {
+				return &exitError{code}
+			}
+			return nil
+		},
+	}
+	return cmd
+}
+
+func sessionDir(stateDir string, id uint64) string {
+	return filepath.Join(stateDir, "sessions", strconv.FormatUint(id, 10))
+}
+
+func actionsDir(stateDir string, id uint64) string {
+	return filepath.Join(sessionDir(stateDir, id), "actions")
+}
+
+// external wires the PATH proxies into a session.
+type external struct {
+	a             *app
+	allowHighRisk bool
+}
+
+func newExternal(a *app, allowHighRisk bool) *external {
+	return &external{a: a, allowHighRisk: allowHighRisk}
+}
+
+func (e *external) prepare(act *session.Active, env []string) ([]string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the timeagent executable for the PATH proxies: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(self); err == nil {
+		self = real
+	}
+	dir := sessionDir(act.W.StateDir, act.Session.ID)
+	proxy := filepath.Join(dir, "proxy")
+	acts := filepath.Join(dir, "actions")
+	if err := os.MkdirAll(acts, 0o700); err != nil {
+		return nil, fmt.Errorf("create action log %s: %w", acts, err)
+	}
+	if err := actions.Install(proxy, self, actions.Tools()); err != nil {
+		return nil, err
+	}
+	return actions.Env{ProxyDir: proxy, ActionsDir: acts, Root: act.W.Root, Session: act.Session.ID,
+		AllowHighRisk: e.allowHighRisk}.Environ(env), nil
+}
+
+func (e *external) finish(act *session.Active) error {
+	return ingestSession(act.W, act.Session.ID)
+}
+
+// ingestSession moves a session's action records into the journal and
+// removes its session directory.
+func ingestSession(ws *session.Workspace, id uint64) error {
+	dir := actionsDir(ws.StateDir, id)
+	list, err := actions.ReadLog(dir)
+	if err != nil && !errors.Is(err, actions.ErrDamagedRecord) {
+		return err
+	}
+	if len(list) > 0 {
+		if err := ws.Journal.Update(func(tx *journal.Tx) error {
+			for _, a := range list {
+				a.Session = id
+				if err := tx.PutAction(a); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("record actions of session %d: %w", id, err)
+		}
+	}
+	if err != nil {
+		return nil // keep damaged records on disk for inspection
+	}
+	return os.RemoveAll(sessionDir(ws.StateDir, id))
+}
+
+// ingestPending ingests the action logs of sessions that are no longer
+// running (a dead session's proxies kept writing records).
+func ingestPending(ws *session.Workspace) error {
+	entries, err := os.ReadDir(filepath.Join(ws.StateDir, "sessions"))
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		id, err := strconv.ParseUint(e.Name(), 10, 64)
+		if err != nil {
+			continue
+		}
+		s, err := ws.Journal.Session(id)
+		if err == nil && s.State == journal.SessionActive {
+			continue
+		}
+		if err := ingestSession(ws, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sessionActions is a session's action log: the journal's records plus the
+// records its proxies wrote that are not ingested yet.
+func sessionActions(a *app, ws *session.Workspace, id uint64) ([]journal.Action, error) {
+	list, err := ws.Journal.Actions(id)
+	if err != nil {
+		return nil, err
+	}
+	pending, err := actions.ReadLog(actionsDir(ws.StateDir, id))
+	if err != nil && !errors.Is(err, actions.ErrDamagedRecord) {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return pending, nil
+	}
+	return list, nil
+}
+
+func actionCounts(list []journal.Action) map[string]map[string]int {
+	out := map[string]map[string]int{}
+	for _, a := range list {
+		if out[a.Risk] == nil {
+			out[a.Risk] = map[string]int{}
+		}
+		out[a.Risk][a.Decision]++
+	}
+	return out
+}
+
+func countAll(c map[string]map[string]int) int {
+	n := 0
+	for _, m := range c {
+		for _, v := range m {
+			n += v
+		}
+	}
+	return n
+}
+
+func formatCounts(c map[string]map[string]int) string {
+	var parts []string
+	for _, risk := range []string{"critical", "high", "medium", "low"} {
+		m := c[risk]
+		if len(m) == 0 {
+			continue
+		}
+		var ds []string
+		for d, n := range m {
+			ds = append(ds, fmt.Sprintf("%d %s", n, d))
+		}
+		sort.Strings(ds)
+		parts = append(parts, risk+": "+strings.Join(ds, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+type actionsJSON struct {
+	SchemaVersion int                       `json:"schemaVersion"`
+	Session       uint64                    `json:"session"`
+	Note          string                    `json:"note"`
+	Redacted      bool                      `json:"redacted"`
+	Actions       []actionJSON              `json:"actions"`
+	Counts        map[string]map[string]int `json:"counts"`
+}
+
+type actionJSON struct {
+	journal.Action
+}
+
+func (a *app) actionsCommand() *cobra.Command {
+	var sessionID string
+	cmd := &cobra.Command{
+		Use:   "actions [--session ID]",
+		Short: "Show the external commands (deploys, publishes, pushes…) the latest session's agent ran",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withWorkspace("actions", func(ws *session.Workspace) error {
+				var s journal.Session
+				var err error
+				if sessionID != "" {
+					id, perr := strconv.ParseUint(sessionID, 10, 64)
+					if perr != nil {
+						return &usageError{fmt.Errorf("invalid session id %q", sessionID)}
+					}
+					s, err = ws.Journal.Session(id)
+					if errors.Is(err, journal.ErrNotFound) {
+						return fmt.Errorf("unknown session %d: timeagent status shows the latest", id)
+					}
+				} else {
+					s, err = ws.Journal.LatestSession()
+					if errors.Is(err, journal.ErrNotFound) {
+						return errors.New("no session recorded yet: run an agent with `timeagent run COMMAND` first")
+					}
+				}
+				if err != nil {
+					return err
+				}
+				list, err := sessionActions(a, ws, s.ID)
+				if err != nil {
+					return err
+				}
+				if a.json {
+					out := actionsJSON{SchemaVersion: schemaVersion, Session: s.ID, Note: actions.Disclaimer,
+						Actions: []actionJSON{}, Counts: actionCounts(list)}
+					for _, x := range list {
+						red, did := actions.Redact(x.Argv)
+						out.Redacted = out.Redacted || did
+						x.Argv = red
+						out.Actions = append(out.Actions, actionJSON{x})
+					}
+					return writeJSON(a.io.out, out)
+				}
+				return actions.Format(a.io.out, list)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&sessionID, "session", "", "show another session's log")
+	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
+	return cmd
+}

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/journal"
+	"github.com/timeagent-dev/timeagent/session"
+	"github.com/timeagent-dev/timeagent/tasks"
+)
+
+type moveOptions struct {
+	yes     bool
+	session bool
+}
+
+type moveJSON struct {
+	SchemaVersion int      `json:"schemaVersion"`
+	Action        string   `json:"action"`
+	From          uint64   `json:"from"`
+	To            uint64   `json:"to"`
+	OutsideTask   uint64   `json:"outsideTask,omitempty"`
+	Written       int      `json:"written"`
+	Drifted       []string `json:"drifted"`
+}
+
+func (a *app) undoCommand() *cobra.Command {
+	var o moveOptions
+	cmd := &cobra.Command{
+		Use:   "undo [N]",
+		Short: "Go back N tasks (default 1), restoring the files byte for byte",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := countArg(args)
+			if err != nil {
+				return err
+			}
+			if o.session && len(args) > 0 {
+				return &usageError{errors.New("undo: give either N or --session, not both")}
+			}
+			return a.move("undo", o, func(ws *session.Workspace, tree *tasks.Tree, st journal.State) (tasks.ID, error) {
+				if o.session {
+					return sessionBase(ws.Journal)
+				}
+				return tree.Undo(st.Active, n)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&o.session, "session", false, "go back to before the latest session")
+	a.moveFlags(cmd, &o)
+	return cmd
+}
+
+func (a *app) redoCommand() *cobra.Command {
+	var o moveOptions
+	cmd := &cobra.Command{
+		Use:   "redo [N]",
+		Short: "Go forward N tasks (default 1), following the most recently visited branch",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := countArg(args)
+			if err != nil {
+				return err
+			}
+			return a.move("redo", o, func(_ *session.Workspace, tree *tasks.Tree, st journal.State) (tasks.ID, error) {
+				return tree.Redo(st.Active, n)
+			})
+		},
+	}
+	a.moveFlags(cmd, &o)
+	return cmd
+}
+
+func (a *app) switchCommand() *cobra.Command {
+	var o moveOptions
+	cmd := &cobra.Command{
+		Use:   "switch TASK",
+		Short: "Go to any task of the tree (0 = the base, before the first task)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseTaskID(args[0])
+			if err != nil {
+				return err
+			}
+			return a.move("switch", o, func(_ *session.Workspace, tree *tasks.Tree, _ journal.State) (tasks.ID, error) {
+				return tree.Switch(id)
+			})
+		},
+	}
+	a.moveFlags(cmd, &o)
+	return cmd
+}
+
+func (a *app) moveFlags(cmd *cobra.Command, o *moveOptions) {
+	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "apply even over files changed since their task ended (they are kept as a task first)")
+	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
+}
+
+func countArg(args []string) (int, error) {
+	if len(args) == 0 {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 1 {
+		return 0, &usageError{fmt.Errorf("invalid count %q: give a positive number of tasks", args[0])}
+	}
+	return n, nil
+}
+
+// sessionBase is the task active before the latest session started.
+func sessionBase(j *journal.Journal) (tasks.ID, error) {
+	s, err := j.LatestSession()
+	if errors.Is(err, journal.ErrNotFound) {
+		return 0, errors.New("no session recorded yet: there is nothing to undo")
+	}
+	if err != nil {
+		return 0, err
+	}
+	return s.Base, nil
+}
+
+type targetFunc func(ws *session.Workspace, tree *tasks.Tree, st journal.State) (tasks.ID, error)
+
+// move runs undo, redo or switch: find the target, confirm what needs
+// confirming, and apply.
+func (a *app) move(action string, o moveOptions, target targetFunc) error {
+	return a.withWorkspace(action, func(ws *session.Workspace) error {
+		j := ws.Journal
+		st, err := j.State()
+		if err != nil {
+			return err
+		}
+		tree, err := j.Tree()
+		if err != nil {
+			return err
+		}
+		to, err := target(ws, tree, st)
+		if err != nil {
+			return err
+		}
+		if a.active != nil {
+			return a.moveInSession(action, st.Active, to)
+		}
+		if err := a.confirmInterrupted(j, tree, st.Active, to, o.yes); err != nil {
+			return err
+		}
+		res, err := cow.Transition(j, ws.Tree, to, cow.TransitionOptions{
+			Reason:   action,
+			Confirm:  a.driftConfirmer(),
+			Yes:      o.yes,
+			Progress: a.progress(),
+			Cwd:      a.cwd,
+			RootPath: ws.Root,
+		})
+		if errors.Is(err, cow.ErrDrift) {
+			a.printDrift(res)
+		}
+		if err != nil {
+			return err
+		}
+		return a.printMove(action, res)
+	})
+}
+
+func (a *app) progress() cow.Progress {
+	if f := a.progressFactory(); f != nil {
+		return f()
+	}
+	return nil
+}
+
+// moveInSession moves the running session's view (fuse mode only).
+func (a *app) moveInSession(action string, from, to tasks.ID) error {
+	written, err := a.active.Move(to)
+	if err != nil {
+		return fmt.Errorf("%s: %w", action, err)
+	}
+	return a.printMove(action, cow.TransitionResult{From: from, To: to, Written: written})
+}
+
+// confirmInterrupted asks before leaving the tasks of an interrupted
+// session: its recorded state may be incomplete.
+func (a *app) confirmInterrupted(j *journal.Journal, tree *tasks.Tree, from, to tasks.ID, yes bool) error {
+	s, err := j.LatestSession()
+	if err != nil || s.State != journal.SessionInterrupted || yes {
+		return nil
+	}
+	inSession := map[tasks.ID]bool{}
+	for _, t := range s.Tasks {
+		inSession[t] = true
+	}
+	walk, err := tree.Path(from, to)
+	if err != nil {
+		return err
+	}
+	touches := false
+	for _, id := range append(append([]tasks.ID{}, walk.Up...), walk.Down...) {
+		touches = touches || inSession[id]
+	}
+	if !touches {
+		return nil
+	}
+	q := fmt.Sprintf("session %d was interrupted (timeagent pid %d died); its work was recorded by recovery. Move from task %d to task %d?", s.ID, s.Pid, from, to)
+	if !a.interactive() {
+		return fmt.Errorf("%s refused without a terminal: pass --yes to confirm", q)
+	}
+	ok, err := a.ask(q)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &exitError{1}
+	}
+	return nil
+}
+
+func (a *app) driftConfirmer() func([]cow.Drifted) (bool, error) {
+	if !a.interactive() {
+		return nil
+	}
+	return func(d []cow.Drifted) (bool, error) {
+		a.printDriftList(d)
+		return a.ask("Overwrite them? Their current content is kept as a task either way.")
+	}
+}
+
+func (a *app) printDriftList(d []cow.Drifted) {
+	fmt.Fprintf(a.io.err, "timeagent: %d path(s) changed since their task ended:\n", len(d))
+	for i, x := range d {
+		if i == 20 {
+			fmt.Fprintf(a.io.err, "  … and %d more\n", len(d)-20)
+			break
+		}
+		fmt.Fprintf(a.io.err, "  %s  (expected %s, found %s)\n", x.Path, describeNode(x.Expected), describeNode(x.Actual))
+	}
+}
+
+func (a *app) printDrift(res cow.TransitionResult) {
+	if a.interactive() {
+		return // already listed before the question
+	}
+	a.printDriftList(res.Drifted)
+	if res.Outside != 0 {
+		fmt.Fprintf(a.io.err, "timeagent: their current content is kept as task %d (timeagent switch %d)\n", res.Outside, res.Outside)
+	}
+}
+
+// ask prints q on stderr and reads y/N from stdin; the default is No.
+func (a *app) ask(q string) (bool, error) {
+	fmt.Fprintf(a.io.err, "%s [y/N] ", q)
+	line, err := bufio.NewReader(a.io.in).ReadString('\n')
+	if err != nil && line == "" {
+		fmt.Fprintln(a.io.err)
+		return false, nil
+	}
+	ans := strings.ToLower(strings.TrimSpace(line))
+	return ans == "y" || ans == "yes", nil
+}
+
+func (a *app) printMove(action string, res cow.TransitionResult) error {
+	if a.json {
+		drifted := []string{}
+		for _, d := range res.Drifted {
+			drifted = append(drifted, d.Path)
+		}
+		return writeJSON(a.io.out, moveJSON{SchemaVersion: schemaVersion, Action: action, From: uint64(res.From),
+			To: uint64(res.To), OutsideTask: uint64(res.Outside), Written: res.Written, Drifted: drifted})
+	}
+	w := a.io.out
+	if res.Outside != 0 {
+		fmt.Fprintf(w, "kept %d path(s) changed outside a session as task %d\n", len(res.Drifted), res.Outside)
+	}
+	fmt.Fprintf(w, "%s: task %d → task %d (%d path(s) written)\n", action, res.From, res.To, res.Written)
+	return nil
+}

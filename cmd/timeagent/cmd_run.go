@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/timeagent-dev/timeagent/journal"
+	"github.com/timeagent-dev/timeagent/session"
+)
+
+type runOptions struct {
+	mode          string
+	summary       string
+	allowHighRisk bool
+}
+
+func (a *app) runCommand() *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run [flags] [--] COMMAND [ARGS...]",
+		Short: "Run a command (the agent) as a session whose changes can be undone",
+		Long: `Run COMMAND as one session. Everything it changes in the root is recorded as a task:
+review it with "timeagent diff", revert it with "timeagent undo". The arguments are passed to
+the command unchanged (never through a shell); run "timeagent run sh -c '...'" for shell syntax.
+The exit status is the command's (128+N when it died of signal N).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return &usageError{errors.New("run: no command given (usage: timeagent run [flags] [--] COMMAND [ARGS...])")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runRun(o, args) },
+	}
+	cmd.Flags().SetInterspersed(false)
+	cmd.Flags().StringVar(&o.mode, "mode", session.ModeAuto, "how changes are captured: auto, copy or fuse")
+	cmd.Flags().StringVarP(&o.summary, "message", "m", "", "task summary (default: the command line)")
+	cmd.Flags().BoolVar(&o.allowHighRisk, "allow-high-risk", false, "let high- and critical-risk external actions run without asking")
+	return cmd
+}
+
+func (a *app) runRun(o runOptions, argv []string) error {
+	if a.active != nil {
+		return errors.New("a session is already running on this root: a session cannot start another")
+	}
+	switch o.mode {
+	case session.ModeAuto, session.ModeCopy, session.ModeFuse:
+	default:
+		return &usageError{fmt.Errorf("unknown --mode %q: use auto, copy or fuse", o.mode)}
+	}
+	if _, err := session.LookPath(argv[0]); err != nil {
+		fmt.Fprintf(a.io.err, "timeagent: failed to start %q: command not found\n", argv[0])
+		return &exitError{127}
+	}
+	if err := a.locate(); err != nil {
+		return err
+	}
+	ws, err := session.Open(a.rootDir, a.state, "run")
+	var re *session.RunningError
+	if errors.As(err, &re) {
+		return fmt.Errorf("a session is already running on %s (timeagent pid %d, session %d): wait for it to end; one session per root at a time",
+			a.rootDir, re.Holder.Pid, re.Holder.Session)
+	}
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	if err := a.recover(ws, false); err != nil {
+		return err
+	}
+	notice := func(s string) { fmt.Fprintf(a.io.err, "timeagent: %s\n", s) }
+	ext := newExternal(a, o.allowHighRisk)
+	res, err := session.Run(ws, session.RunOptions{
+		Argv:     argv,
+		Summary:  o.summary,
+		Mode:     o.mode,
+		Dir:      a.cwd,
+		Env:      os.Environ(),
+		Stdin:    a.io.in,
+		Stdout:   a.io.out,
+		Stderr:   a.io.err,
+		Progress: a.progressFactory(),
+		Handler:  a.sessionHandler,
+		Notice:   notice,
+		Prepare:  ext.prepare,
+		Finish:   ext.finish,
+	})
+	if errors.Is(err, session.ErrStart) {
+		fmt.Fprintf(a.io.err, "timeagent: failed to start %q: %v\n", argv[0], err)
+		return &exitError{127}
+	}
+	if err != nil {
+		return err
+	}
+	a.printSessionSummary(res)
+	if res.ExitCode != 0 {
+		return &exitError{res.ExitCode}
+	}
+	return nil
+}
+
+// sessionHandler answers a command forwarded to the running session.
+func (a *app) sessionHandler(act *session.Active, req session.Request) session.Response {
+	var out, errb bytes.Buffer
+	code := execute(req.Argv, stdio{in: strings.NewReader(""), out: &out, err: &errb}, act)
+	return session.Response{Stdout: out.String(), Stderr: errb.String(), Code: code}
+}
+
+// printSessionSummary tells, on stderr, what the session changed (decision 3:
+// stdout stays the child's).
+func (a *app) printSessionSummary(res session.Result) {
+	w := a.io.err
+	s := res.Session
+	var created, modified, deleted, typechanged int
+	for _, c := range res.Changes {
+		switch changeKind(c) {
+		case "created":
+			created++
+		case "modified":
+			modified++
+		case "deleted":
+			deleted++
+		default:
+			typechanged++
+		}
+	}
+	last := s.Tasks[len(s.Tasks)-1]
+	fmt.Fprintf(w, "timeagent: session %d ended (exit %d), %s mode, task %d: %d created, %d modified, %d deleted",
+		s.ID, res.ExitCode, s.Mode, last, created, modified, deleted)
+	if typechanged > 0 {
+		fmt.Fprintf(w, ", %d changed type", typechanged)
+	}
+	fmt.Fprintln(w)
+	printChangeList(w, res.Changes, 20)
+	if len(res.Changes) > 0 {
+		fmt.Fprintln(w, "timeagent: review with `timeagent diff`, revert with `timeagent undo`")
+	}
+}
+
+func printChangeList(w io.Writer, changes []journal.Change, max int) {
+	for i, c := range changes {
+		if i == max {
+			fmt.Fprintf(w, "  … and %d more\n", len(changes)-max)
+			break
+		}
+		fmt.Fprintf(w, "  %s %s\n", changeSymbol(changeKind(c)), c.Path)
+	}
+}

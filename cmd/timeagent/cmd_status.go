@@ -1,0 +1,198 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/timeagent-dev/timeagent/journal"
+	"github.com/timeagent-dev/timeagent/session"
+)
+
+// Session states as status reports them.
+const (
+	stateAbsent      = "absent"
+	stateActive      = "active"
+	stateCompleted   = "completed"
+	stateInterrupted = "interrupted"
+	stateInvalid     = "invalid"
+)
+
+type sessionJSON struct {
+	ID        uint64   `json:"id"`
+	Argv      []string `json:"argv"`
+	Mode      string   `json:"mode"`
+	Pid       int      `json:"pid"`
+	StartedAt string   `json:"startedAt"`
+	EndedAt   string   `json:"endedAt,omitempty"`
+	ExitCode  *int     `json:"exitCode"`
+	Tasks     []uint64 `json:"tasks"`
+}
+
+type statusJSON struct {
+	SchemaVersion int                       `json:"schemaVersion"`
+	State         string                    `json:"state"`
+	Mode          string                    `json:"mode,omitempty"`
+	Root          string                    `json:"root"`
+	Session       *sessionJSON              `json:"session"`
+	ActiveTask    uint64                    `json:"activeTask"`
+	CurrentTask   uint64                    `json:"currentTask"`
+	AppliedTask   uint64                    `json:"appliedTask"`
+	Actions       map[string]map[string]int `json:"actions"`
+	Worktree      bool                      `json:"linkedWorktree,omitempty"`
+	Next          string                    `json:"next,omitempty"`
+	Error         string                    `json:"error,omitempty"`
+}
+
+func (a *app) statusCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the latest session's state and where the root is in its history",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return a.runStatus() },
+	}
+	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
+	return cmd
+}
+
+func (a *app) runStatus() error {
+	var st statusJSON
+	err := a.withWorkspace("status", func(ws *session.Workspace) error {
+		var err error
+		st, err = a.status(ws)
+		return err
+	})
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err // forwarded: already printed
+	}
+	if err != nil {
+		if !isJournalInvalid(err) {
+			return err
+		}
+		st = statusJSON{SchemaVersion: schemaVersion, State: stateInvalid, Root: a.rootDir, Error: message(err)}
+		if a.json {
+			writeJSON(a.io.out, st)
+			return &exitError{1}
+		}
+		return err
+	}
+	if a.json {
+		return writeJSON(a.io.out, st)
+	}
+	a.printStatus(st)
+	return nil
+}
+
+func isJournalInvalid(err error) bool {
+	return errors.Is(err, journal.ErrCorrupt) || errors.Is(err, journal.ErrForeign) || errors.Is(err, journal.ErrSchema)
+}
+
+func (a *app) status(ws *session.Workspace) (statusJSON, error) {
+	j := ws.Journal
+	out := statusJSON{SchemaVersion: schemaVersion, State: stateAbsent, Root: ws.Root}
+	hs, err := j.State()
+	if err != nil {
+		return out, err
+	}
+	out.ActiveTask, out.CurrentTask, out.AppliedTask = uint64(hs.Active), uint64(hs.Current), uint64(hs.Applied)
+	out.Worktree = linkedWorktree(ws.Root)
+	s, err := j.LatestSession()
+	if errors.Is(err, journal.ErrNotFound) {
+		out.Next = "timeagent run COMMAND"
+		out.Actions = map[string]map[string]int{}
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	if a.active != nil && a.active.Session.ID == s.ID {
+		s = a.active.Session
+	}
+	out.Session = toSessionJSON(s)
+	out.Mode = s.Mode
+	switch s.State {
+	case journal.SessionActive:
+		out.State = stateActive
+		out.Next = "wait for the session to end; timeagent diff shows its changes so far"
+	case journal.SessionInterrupted:
+		out.State = stateInterrupted
+		out.Next = "timeagent diff to review what the interrupted session changed, timeagent undo --session to revert it"
+	default:
+		out.State = stateCompleted
+		out.Next = "timeagent diff to review, timeagent undo to revert"
+	}
+	acts, err := sessionActions(a, ws, s.ID)
+	if err != nil {
+		return out, err
+	}
+	out.Actions = actionCounts(acts)
+	return out, nil
+}
+
+func toSessionJSON(s journal.Session) *sessionJSON {
+	sj := &sessionJSON{ID: s.ID, Argv: s.Argv, Mode: s.Mode, Pid: s.Pid, StartedAt: jsonTime(s.StartedAt), EndedAt: jsonTime(s.EndedAt)}
+	if s.State != journal.SessionActive && s.ExitCode >= 0 {
+		code := s.ExitCode
+		sj.ExitCode = &code
+	}
+	if sj.Argv == nil {
+		sj.Argv = []string{}
+	}
+	sj.Tasks = []uint64{}
+	for _, t := range s.Tasks {
+		sj.Tasks = append(sj.Tasks, uint64(t))
+	}
+	return sj
+}
+
+// linkedWorktree reports whether root is a linked git worktree (.git is a
+// file): the shared git directory outside it is not protected (decision 9).
+func linkedWorktree(root string) bool {
+	st, err := os.Lstat(filepath.Join(root, ".git"))
+	return err == nil && st.Mode().IsRegular()
+}
+
+func (a *app) printStatus(st statusJSON) {
+	w := a.io.out
+	fmt.Fprintf(w, "root:         %s\n", st.Root)
+	if st.Session == nil {
+		fmt.Fprintf(w, "session:      none yet (state %s)\n", st.State)
+	} else {
+		s := st.Session
+		fmt.Fprintf(w, "session:      %d, %s (%s mode)\n", s.ID, st.State, s.Mode)
+		fmt.Fprintf(w, "command:      %s\n", shellQuote(s.Argv))
+		fmt.Fprintf(w, "started:      %s\n", localTime(s.StartedAt))
+		if s.EndedAt != "" {
+			fmt.Fprintf(w, "ended:        %s\n", localTime(s.EndedAt))
+		}
+		if s.ExitCode != nil {
+			fmt.Fprintf(w, "exit code:    %d\n", *s.ExitCode)
+		}
+	}
+	fmt.Fprintf(w, "active task:  %d (current %d)\n", st.ActiveTask, st.CurrentTask)
+	if st.AppliedTask != st.ActiveTask {
+		fmt.Fprintf(w, "applied task: %d (the real files; the session's view is task %d)\n", st.AppliedTask, st.ActiveTask)
+	}
+	if n := countAll(st.Actions); n > 0 {
+		fmt.Fprintf(w, "actions:      %d external command(s): %s (timeagent actions)\n", n, formatCounts(st.Actions))
+	}
+	if st.Worktree {
+		fmt.Fprintln(w, "note:         linked git worktree: objects and refs written to the shared git directory are not reverted")
+	}
+	if st.Next != "" {
+		fmt.Fprintf(w, "next:         %s\n", st.Next)
+	}
+}
+
+func localTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}

@@ -1,0 +1,115 @@
+package cow
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"sort"
+)
+
+// Drift compares the real tree on the given paths with their expected states.
+// Content that differs is stored in blobs so it can be kept as a task. A path
+// whose lstat equals its cache entry is taken to be in the cached state
+// without reading it. The result is sorted by path.
+func Drift(root *os.Root, blobs Blobs, expected map[string]NodeState, cache Manifest) ([]Drifted, error) {
+	paths := sortedKeys(expected)
+	for _, p := range paths {
+		if !ValidPath(p) {
+			return nil, fmt.Errorf("drift %q: %w", p, ErrBadPath)
+		}
+	}
+	actual, err := actualStates(root, blobs, paths, cache)
+	if err != nil {
+		return nil, err
+	}
+	var out []Drifted
+	for _, p := range paths {
+		if a := actual[p]; !a.Equal(expected[p]) {
+			out = append(out, Drifted{Path: p, Expected: expected[p], Actual: a})
+		}
+	}
+	return out, nil
+}
+
+// actualStates returns the real state of each path, reading (into blobs)
+// the content of files the cache does not vouch for. Paths are grouped by
+// directory so each directory is opened once.
+func actualStates(root *os.Root, blobs Blobs, paths []string, cache Manifest) (map[string]NodeState, error) {
+	byDir := map[string][]string{}
+	for _, p := range paths {
+		byDir[path.Dir(p)] = append(byDir[path.Dir(p)], p)
+	}
+	dirs := sortedKeys(byDir)
+	out := make(map[string]NodeState, len(paths))
+	for _, dir := range dirs {
+		d, err := openDirHandle(root, dir)
+		if err != nil {
+			if isNotExist(err) || !isDirErr(root, dir) {
+				continue // the whole directory is gone: every path is absent
+			}
+			return nil, fmt.Errorf("drift %s: %w", dir, err)
+		}
+		for _, p := range byDir[dir] {
+			s, err := actualState(d, blobs, p, cache)
+			if err != nil {
+				d.close()
+				return nil, err
+			}
+			out[p] = s
+		}
+		d.close()
+	}
+	return out, nil
+}
+
+// isDirErr reports whether dir is (still) a directory, to tell "the parent
+// is a file now" (every child absent) from a real error.
+func isDirErr(root *os.Root, dir string) bool {
+	st, err := lstatRoot(root, dir)
+	return err == nil && st.kind == dirKind
+}
+
+// actualState reads one path of d.
+func actualState(d *dirHandle, blobs Blobs, p string, cache Manifest) (NodeState, error) {
+	name := path.Base(p)
+	for attempt := 0; attempt < maxReadAttempts; attempt++ {
+		st, err := d.lstat(name)
+		if err != nil {
+			if isNotExist(err) {
+				return NodeState{}, nil
+			}
+			return NodeState{}, fmt.Errorf("drift %s: %w", p, err)
+		}
+		switch {
+		case st.skip:
+			return NodeState{}, nil // sockets and devices are never recorded
+		case st.kind == dirKind, st.kind == fifoKind:
+			return NodeState{Kind: st.kind, Mode: st.mode}, nil
+		case st.kind == symlinkKind:
+			target, err := d.readlink(name)
+			if err != nil {
+				if isNotExist(err) {
+					continue
+				}
+				return NodeState{}, fmt.Errorf("drift %s: %w", p, err)
+			}
+			return NodeState{Kind: symlinkKind, Target: target}, nil
+		}
+		if e, ok := cache[p]; ok && st.matches(e) {
+			return e.State(), nil
+		}
+		e, ok, err := readFileEntry(d, blobs, name, p)
+		if err != nil {
+			return NodeState{}, err
+		}
+		if ok {
+			return e.State(), nil
+		}
+	}
+	return NodeState{}, fmt.Errorf("drift %s: path keeps changing type", p)
+}
+
+// sortDrifted orders drifted paths by path.
+func sortDrifted(d []Drifted) {
+	sort.Slice(d, func(i, j int) bool { return d[i].Path < d[j].Path })
+}

@@ -1,0 +1,98 @@
+//go:build windows
+
+package cow
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// errNoFifo: Windows has no fifos.
+var errNoFifo = errors.New("fifos are not supported on Windows")
+
+// dirHandle is a directory of the tree; on Windows names are resolved
+// through the os.Root, which keeps them inside the root.
+type dirHandle struct {
+	root *os.Root
+	rel  string
+}
+
+// openDirHandle opens the directory rel ("." for the root) inside root.
+func openDirHandle(root *os.Root, rel string) (*dirHandle, error) {
+	fi, err := root.Lstat(rel)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("open %s: not a directory", rel)
+	}
+	return &dirHandle{root: root, rel: rel}, nil
+}
+
+func (d *dirHandle) close() error { return nil }
+
+func (d *dirHandle) names() ([]string, error) {
+	f, err := d.root.Open(d.rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+func (d *dirHandle) lstat(name string) (statInfo, error) {
+	fi, err := d.root.Lstat(joinRel(d.rel, name))
+	if err != nil {
+		return statInfo{}, err
+	}
+	return statFromFileInfo(fi), nil
+}
+
+func (d *dirHandle) openFile(name string) (*os.File, error) {
+	return d.root.OpenFile(joinRel(d.rel, name), os.O_RDONLY, 0)
+}
+
+func (d *dirHandle) readlink(name string) (string, error) {
+	return d.root.Readlink(joinRel(d.rel, name))
+}
+
+func (d *dirHandle) mkfifo(name string) error {
+	return &fs.PathError{Op: "mkfifo", Path: joinRel(d.rel, name), Err: errNoFifo}
+}
+
+// sync is a no-op: Windows cannot fsync a directory handle.
+func (d *dirHandle) sync() error { return nil }
+
+// lstatRoot stats rel inside root without following a final symlink.
+func lstatRoot(root *os.Root, rel string) (statInfo, error) {
+	fi, err := root.Lstat(rel)
+	if err != nil {
+		return statInfo{}, err
+	}
+	return statFromFileInfo(fi), nil
+}
+
+func statFromFileInfo(fi fs.FileInfo) statInfo {
+	s := statFromFileMode(fi.Mode())
+	s.size = fi.Size()
+	s.mtimeNs = fi.ModTime().UnixNano()
+	// Windows reports no change time or inode here: the modification time
+	// stands in for both.
+	s.ctimeNs = s.mtimeNs
+	return s
+}
+
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// fstat stats an open file.
+func fstat(f *os.File) (statInfo, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return statInfo{}, err
+	}
+	return statFromFileInfo(fi), nil
+}
+
+func isNotRegular(err error) bool { return false }

@@ -1,0 +1,401 @@
+package cow
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/timeagent-dev/timeagent/journal"
+	"github.com/timeagent-dev/timeagent/tasks"
+)
+
+// TransitionOptions tune a Transition.
+type TransitionOptions struct {
+	// Reason says what started the apply: "undo", "redo", "switch", "session end".
+	Reason string
+	// Confirm asks the user whether to overwrite drifted paths; nil means there
+	// is no terminal to ask on.
+	Confirm func(drifted []Drifted) (bool, error)
+	// Yes overwrites drifted paths without asking (--yes).
+	Yes bool
+	// Progress may be nil.
+	Progress Progress
+	// Cwd is the user's current directory (absolute), for CheckCwd; empty
+	// skips the check.
+	Cwd string
+	// RootPath is the root's absolute path (for messages and CheckCwd).
+	RootPath string
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+func (o TransitionOptions) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+// TransitionResult says what a Transition did.
+type TransitionResult struct {
+	// From is the task the real tree was in, To the task it is in now.
+	From, To tasks.ID
+	// Outside is the outside task the drifted content was recorded as, 0 if
+	// there was no drift.
+	Outside tasks.ID
+	// Drifted lists the paths that had changed since their task ended.
+	Drifted []Drifted
+	// Written is the number of paths whose state the apply changed.
+	Written int
+	// Plan is the plan that was applied (from Outside when drift was
+	// overwritten).
+	Plan Plan
+}
+
+// Transition makes the real tree go from the applied task to task to, and
+// makes to the active and applied task. An unfinished apply is finished
+// first. Drifted paths are recorded as an outside task (child of the applied
+// task) before anything else; they are then overwritten only with opts.Yes or
+// opts.Confirm's consent, otherwise a wrapped ErrDrift is returned and the
+// real tree and the position in history are unchanged.
+func Transition(j *journal.Journal, root *os.Root, to tasks.ID, opts TransitionOptions) (TransitionResult, error) {
+	if _, err := FinishIntent(j, root, opts.Progress); err != nil {
+		return TransitionResult{}, err
+	}
+	st, err := j.State()
+	if err != nil {
+		return TransitionResult{}, fmt.Errorf("transition: %w", err)
+	}
+	tree, err := j.Tree()
+	if err != nil {
+		return TransitionResult{}, fmt.Errorf("transition: %w", err)
+	}
+	if !tree.Has(to) {
+		return TransitionResult{}, fmt.Errorf("transition: %w %d", tasks.ErrUnknown, to)
+	}
+	from := st.Applied
+	plan, err := MakePlan(tree, j, from, to)
+	if err != nil {
+		return TransitionResult{}, err
+	}
+	res := TransitionResult{From: from, To: to, Plan: plan}
+	if opts.Cwd != "" && opts.RootPath != "" {
+		if err := CheckCwd(opts.RootPath, opts.Cwd, plan.Target); err != nil {
+			return res, err
+		}
+	}
+	drifted, err := planDrift(j, root, plan)
+	if err != nil {
+		return res, err
+	}
+	if len(drifted) > 0 {
+		res.Drifted = drifted
+		changes := make([]Change, len(drifted))
+		for i, d := range drifted {
+			changes[i] = Change{Path: d.Path, Before: d.Expected, After: d.Actual}
+		}
+		out, err := recordDrift(j, tree, from, changes, opts.now())
+		if err != nil {
+			return res, err
+		}
+		res.Outside = out
+		if !opts.Yes {
+			ok := false
+			if opts.Confirm != nil {
+				if ok, err = opts.Confirm(drifted); err != nil {
+					return res, err
+				}
+			}
+			if !ok {
+				return res, fmt.Errorf("%w: %d path(s), first %s; their content is kept as task %d",
+					ErrDrift, len(drifted), drifted[0].Path, out)
+			}
+		}
+		if tree, err = j.Tree(); err != nil {
+			return res, fmt.Errorf("transition: %w", err)
+		}
+		if plan, err = MakePlan(tree, j, out, to); err != nil {
+			return res, err
+		}
+		res.Plan = plan
+	}
+	in := journal.Intent{From: plan.Walk.From, To: to, Started: opts.now(), Reason: opts.Reason}
+	if err := finishPlan(j, root, tree, plan, in, false, opts.Progress); err != nil {
+		return res, err
+	}
+	res.Written = len(plan.Changes())
+	return res, nil
+}
+
+// FinishIntent finishes an apply a crash interrupted: it re-plans from the
+// intent's From to its To, applies (every step is idempotent) and records the
+// end. Drift is not recorded: the tree is half-applied by the apply itself.
+func FinishIntent(j *journal.Journal, root *os.Root, progress Progress) (finished bool, err error) {
+	in, err := j.Intent()
+	if err != nil {
+		return false, fmt.Errorf("finish apply: %w", err)
+	}
+	if in == nil {
+		return false, nil
+	}
+	tree, err := j.Tree()
+	if err != nil {
+		return false, fmt.Errorf("finish apply %d -> %d: %w", in.From, in.To, err)
+	}
+	plan, err := MakePlan(tree, j, in.From, in.To)
+	if err != nil {
+		return false, fmt.Errorf("finish apply: %w", err)
+	}
+	if err := finishPlan(j, root, tree, plan, *in, true, progress); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// finishPlan writes the intent (unless it exists), applies the plan, updates
+// the stat cache and records the end: active = applied = the plan's end, the
+// visit marks, and the intent removed, in one durable update.
+func finishPlan(j *journal.Journal, root *os.Root, tree *tasks.Tree, plan Plan, in journal.Intent, intentExists bool, progress Progress) error {
+	to := plan.Walk.To
+	if len(plan.Target) > 0 && !intentExists {
+		if err := j.Update(func(tx *journal.Tx) error { return tx.PutIntent(in) }); err != nil {
+			return fmt.Errorf("apply %d -> %d: write intent: %w", in.From, to, err)
+		}
+	}
+	m, err := Apply(root, j, plan.Target, progress)
+	if err != nil {
+		return err
+	}
+	var deleted []string
+	for p, t := range plan.Target {
+		if t.Kind == absentKind {
+			deleted = append(deleted, p)
+		}
+	}
+	if err := j.PutStats(m, deleted); err != nil {
+		return fmt.Errorf("apply %d -> %d: stat cache: %w", in.From, to, err)
+	}
+	st, err := j.State()
+	if err != nil {
+		return fmt.Errorf("apply %d -> %d: %w", in.From, to, err)
+	}
+	clock := max(st.Clock, tree.MaxVisit()) + 1
+	visited := tree.Visit(to, clock)
+	next := journal.State{Active: to, Applied: to, Current: max(st.Current, maxID(tree)), Clock: clock}
+	err = j.Update(func(tx *journal.Tx) error {
+		for _, t := range visited {
+			if err := tx.PutTask(t); err != nil {
+				return err
+			}
+		}
+		if err := tx.SetState(next); err != nil {
+			return err
+		}
+		if len(plan.Target) > 0 || intentExists {
+			return tx.DeleteIntent()
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("apply %d -> %d: record end: %w", in.From, to, err)
+	}
+	return nil
+}
+
+// planDrift returns the touched paths whose real state differs from the
+// plan's expected state, plus the unrecorded content of directories the plan
+// removes (so nothing the history does not know is deleted unseen).
+func planDrift(j *journal.Journal, root *os.Root, plan Plan) ([]Drifted, error) {
+	c, err := j.StatCache()
+	if err != nil {
+		return nil, fmt.Errorf("drift: %w", err)
+	}
+	cache := Manifest(c)
+	drifted, err := Drift(root, j, plan.Expected, cache)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range plan.Paths() {
+		if plan.Target[p].Kind == dirKind {
+			continue
+		}
+		st, err := lstatRoot(root, p)
+		if err != nil || st.kind != dirKind {
+			continue
+		}
+		extra, err := unknownBelow(root, j, p, plan.Target, cache)
+		if err != nil {
+			return nil, err
+		}
+		drifted = append(drifted, extra...)
+	}
+	sortDrifted(drifted)
+	return dedupeDrifted(drifted), nil
+}
+
+// unknownBelow scans the real directory dir and returns every entry below it
+// that the plan does not mention, as drift from absent.
+func unknownBelow(root *os.Root, blobs Blobs, dir string, target map[string]NodeState, cache Manifest) ([]Drifted, error) {
+	sub, err := root.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("drift %s: %w", dir, err)
+	}
+	defer sub.Close()
+	subCache := Manifest{}
+	for p, e := range cache {
+		if rest, ok := strings.CutPrefix(p, dir+"/"); ok {
+			subCache[rest] = e
+		}
+	}
+	m, _, err := Scan(sub, blobs, ScanOptions{Cache: subCache})
+	if err != nil {
+		return nil, fmt.Errorf("drift %s: %w", dir, err)
+	}
+	var out []Drifted
+	for rel, e := range m {
+		p := dir + "/" + rel
+		if _, known := target[p]; !known {
+			out = append(out, Drifted{Path: p, Actual: e.State()})
+		}
+	}
+	return out, nil
+}
+
+func dedupeDrifted(d []Drifted) []Drifted {
+	out := d[:0]
+	for i, x := range d {
+		if i > 0 && x.Path == d[i-1].Path {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// recordDrift records changes as an outside task under parent, or returns
+// an existing outside child of parent with exactly these changes. The
+// position in history is unchanged (only Current moves).
+func recordDrift(j *journal.Journal, tree *tasks.Tree, parent tasks.ID, changes []Change, now time.Time) (tasks.ID, error) {
+	for _, c := range tree.Children(parent) {
+		t, _ := tree.Get(c)
+		if t.Kind != tasks.KindOutside {
+			continue
+		}
+		layer, err := j.Layer(c)
+		if err != nil {
+			return 0, fmt.Errorf("record drift: %w", err)
+		}
+		if sameChanges(layer, changes) {
+			return c, nil
+		}
+	}
+	st, err := j.State()
+	if err != nil {
+		return 0, fmt.Errorf("record drift: %w", err)
+	}
+	t := outsideTask(nextID(tree, st), parent, len(changes), now)
+	st.Current = t.ID
+	if err := CommitTask(j, t, changes, st); err != nil {
+		return 0, fmt.Errorf("record drift: %w", err)
+	}
+	return t.ID, nil
+}
+
+func outsideTask(id, parent tasks.ID, n int, now time.Time) tasks.Task {
+	return tasks.Task{
+		ID: id, Parent: parent, Kind: tasks.KindOutside, Created: now, Ended: now,
+		Summary: fmt.Sprintf("changes made outside a session (%d files)", n),
+	}
+}
+
+func sameChanges(a, b []Change) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Path != b[i].Path || !a[i].Before.Equal(b[i].Before) || !a[i].After.Equal(b[i].After) {
+			return false
+		}
+	}
+	return true
+}
+
+func maxID(tree *tasks.Tree) tasks.ID {
+	all := tree.All()
+	if len(all) == 0 {
+		return tasks.Base
+	}
+	return all[len(all)-1].ID
+}
+
+func nextID(tree *tasks.Tree, st journal.State) tasks.ID {
+	return max(st.Current, maxID(tree)) + 1
+}
+
+// RecordOutside records changes found outside any session (a copy-mode
+// session's first scan differing from the stat cache) as an outside task,
+// child of parent, and makes it the active, applied and current task.
+func RecordOutside(j *journal.Journal, parent tasks.ID, changes []Change, now time.Time) (tasks.ID, error) {
+	for _, c := range changes {
+		if !ValidPath(c.Path) {
+			return 0, fmt.Errorf("record outside changes %q: %w", c.Path, ErrBadPath)
+		}
+	}
+	st, err := j.State()
+	if err != nil {
+		return 0, fmt.Errorf("record outside changes: %w", err)
+	}
+	tree, err := j.Tree()
+	if err != nil {
+		return 0, fmt.Errorf("record outside changes: %w", err)
+	}
+	if !tree.Has(parent) {
+		return 0, fmt.Errorf("record outside changes: %w %d", tasks.ErrUnknown, parent)
+	}
+	clock := max(st.Clock, tree.MaxVisit()) + 1
+	t := outsideTask(nextID(tree, st), parent, len(changes), now)
+	t.Visit = clock
+	t.Files = len(changes)
+	visited := tree.Visit(parent, clock)
+	if err := j.PutChanges(t.ID, changes); err != nil {
+		return 0, fmt.Errorf("record outside changes: %w", err)
+	}
+	next := journal.State{Active: t.ID, Applied: t.ID, Current: t.ID, Clock: clock}
+	err = j.Update(func(tx *journal.Tx) error {
+		for _, v := range append(visited, t) {
+			if err := tx.PutTask(v); err != nil {
+				return err
+			}
+		}
+		return tx.SetState(next)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("record outside changes: %w", err)
+	}
+	return t.ID, nil
+}
+
+// CommitTask writes a task's layer, then in one durable update the task
+// (Files = len(changes)) and the root's new position.
+func CommitTask(j *journal.Journal, t tasks.Task, changes []Change, state journal.State) error {
+	for _, c := range changes {
+		if !ValidPath(c.Path) {
+			return fmt.Errorf("commit task %d %q: %w", t.ID, c.Path, ErrBadPath)
+		}
+	}
+	if err := j.PutChanges(t.ID, changes); err != nil {
+		return fmt.Errorf("commit task %d: %w", t.ID, err)
+	}
+	t.Files = len(changes)
+	err := j.Update(func(tx *journal.Tx) error {
+		if err := tx.PutTask(t); err != nil {
+			return err
+		}
+		return tx.SetState(state)
+	})
+	if err != nil {
+		return fmt.Errorf("commit task %d: %w", t.ID, err)
+	}
+	return nil
+}

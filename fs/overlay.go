@@ -1,0 +1,247 @@
+//go:build linux || darwin
+
+package fs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+	fusefs "github.com/hanwen/go-fuse/v2/fs"
+	"golang.org/x/sys/unix"
+
+	"github.com/timeagent-dev/timeagent/journal"
+	"github.com/timeagent-dev/timeagent/tasks"
+)
+
+// store is the part of the journal the overlay writes to.
+type store interface {
+	PutBlob(r io.Reader) (journal.BlobRef, error)
+	WriteBlob(ref journal.BlobRef, w io.Writer) error
+	PutChanges(id tasks.ID, changes []journal.Change) error
+	DeleteChanges(id tasks.ID, paths []string) error
+	LayerChange(id tasks.ID, path string) (journal.Change, bool, error)
+}
+
+// Overlay is a mounted copy-on-write view of a root.
+type Overlay struct {
+	path   string
+	store  store
+	lower  *lowerTree
+	upper  string // StagingDir/upper: the upper tree, same shape as the view
+	tmp    string // StagingDir/tmp: blobs being materialised
+	logf   func(string, ...any)
+	server *fuse.Server
+	root   *node
+
+	// epoch changes whenever the task changes (checkpoint, SetView), so
+	// open write handles notice that their next write is a first change.
+	epoch atomic.Uint64
+
+	// mu guards everything below and serialises namespace changes.
+	mu            sync.Mutex
+	task          tasks.ID
+	layerMayExist bool                         // the task may have records from before this session
+	before        map[string]journal.NodeState // first-change states of the task's paths
+	written       map[string]bool              // paths with a record in the task's layer
+	whiteout      map[string]bool              // hidden lower paths
+	opaque        map[string]bool              // upper dirs whose lower children are hidden
+	inos          map[string]uint64            // inode numbers of upper objects
+	nextIno       uint64
+	lowerBlobs    map[string]journal.BlobRef // content of lower files already hashed
+	hidden        string                     // the staging dir, when it is inside the root
+	writers       map[*node]int              // file nodes with open write handles
+	unmounted     bool
+
+	hmu    sync.Mutex
+	hashed map[uint64]*hashEntry // upper file inode -> content blob
+}
+
+// hashEntry caches the blob of an upper file; gen counts writes so a hash
+// computed while a write ran is not kept.
+type hashEntry struct {
+	gen   uint64
+	valid bool
+	mtime int64
+	blob  journal.BlobRef
+}
+
+// cacheTimeout is the kernel's entry, attribute and negative-entry timeout.
+// Long timeouts are safe: nothing but this overlay changes the view (the
+// lower tree is hidden under the mount, the upper tree is private), every
+// change made through the mount updates the kernel's caches in its reply,
+// and SetView invalidates every path it changes explicitly.
+const cacheTimeout = time.Hour
+
+// Mount opens the root directory as the lower tree and mounts the overlay
+// over it.
+func Mount(opts Options) (*Overlay, error) {
+	if opts.Journal == nil {
+		return nil, fmt.Errorf("mount %s: no journal", opts.RootPath)
+	}
+	return mount(opts, opts.Journal)
+}
+
+func mount(opts Options, st store) (*Overlay, error) {
+	if !filepath.IsAbs(opts.RootPath) || !filepath.IsAbs(opts.StagingDir) {
+		return nil, fmt.Errorf("mount %s: root and staging dir must be absolute", opts.RootPath)
+	}
+	o := &Overlay{
+		path:       filepath.Clean(opts.RootPath),
+		store:      st,
+		upper:      filepath.Join(opts.StagingDir, "upper"),
+		tmp:        filepath.Join(opts.StagingDir, "tmp"),
+		logf:       opts.Logf,
+		task:       opts.Task,
+		before:     map[string]journal.NodeState{},
+		written:    map[string]bool{},
+		whiteout:   map[string]bool{},
+		opaque:     map[string]bool{},
+		inos:       map[string]uint64{},
+		nextIno:    1 << 63,
+		lowerBlobs: map[string]journal.BlobRef{},
+		writers:    map[*node]int{},
+		hashed:     map[uint64]*hashEntry{},
+	}
+	if o.logf == nil {
+		o.logf = func(string, ...any) {}
+	}
+	o.layerMayExist = true
+	if rel, err := filepath.Rel(o.path, filepath.Clean(opts.StagingDir)); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		o.hidden = filepath.ToSlash(strings.Split(filepath.ToSlash(rel), "/")[0])
+		o.whiteout[o.hidden] = true
+	}
+	for _, d := range []string{o.upper, o.tmp} {
+		if err := os.RemoveAll(d); err != nil {
+			return nil, fmt.Errorf("mount %s: clear %s: %w", o.path, d, err)
+		}
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("mount %s: %w", o.path, err)
+		}
+	}
+	if err := os.Chmod(opts.StagingDir, 0o700); err != nil {
+		return nil, fmt.Errorf("mount %s: %w", o.path, err)
+	}
+	lower, err := openLower(o.path)
+	if err != nil {
+		return nil, err
+	}
+	o.lower = lower
+	var rst unix.Stat_t
+	if err := lower.lstat("", &rst); err != nil {
+		lower.close()
+		return nil, fmt.Errorf("mount %s: %w", o.path, err)
+	}
+	o.root = &node{o: o}
+	timeout := cacheTimeout
+	fopts := &fusefs.Options{
+		MountOptions:    mountOptions(),
+		EntryTimeout:    &timeout,
+		AttrTimeout:     &timeout,
+		NegativeTimeout: &timeout,
+		NullPermissions: true,
+		RootStableAttr:  &fusefs.StableAttr{Ino: uint64(rst.Ino)},
+	}
+	server, err := fusefs.Mount(o.path, o.root, fopts)
+	if err != nil {
+		lower.close()
+		return nil, fmt.Errorf("mount %s: %w", o.path, err)
+	}
+	o.server = server
+	return o, nil
+}
+
+// mountOptions are the FUSE mount options of every overlay.
+func mountOptions() fuse.MountOptions {
+	return fuse.MountOptions{
+		DirectMount: true,
+		// Others (the agent running as the user) must see the mount, and the
+		// kernel checks permissions against our attributes.
+		AllowOther: true,
+		Options:    []string{"default_permissions"},
+		FsName:     "timeagent",
+		Name:       "timeagent",
+		MaxWrite:   1 << 20,
+		// Directory listings are served from Readdir; Lookup answers READDIRPLUS.
+		DisableXAttrs: false,
+	}
+}
+
+// Root returns the mounted path.
+func (o *Overlay) Root() string { return o.path }
+
+// LowerRoot returns the lower tree (the real files under the mount) as an
+// os.Root, valid until Unmount: the session applies its final state to it.
+func (o *Overlay) LowerRoot() *os.Root { return o.lower.root }
+
+// Flush records the content of every file that is open for writing into the
+// journal.
+func (o *Overlay) Flush() error {
+	o.mu.Lock()
+	nodes := make([]*node, 0, len(o.writers))
+	for n := range o.writers {
+		nodes = append(nodes, n)
+	}
+	o.mu.Unlock()
+	var errs []error
+	for _, n := range nodes {
+		if err := o.commitNode(n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Checkpoint flushes, then attributes later first-changes to next. Nothing
+// is copied.
+func (o *Overlay) Checkpoint(next tasks.ID) error {
+	if err := o.Flush(); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", o.path, err)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.setTask(next, false)
+	return nil
+}
+
+// setTask starts recording into task id. Must hold o.mu.
+func (o *Overlay) setTask(id tasks.ID, mayExist bool) {
+	o.task = id
+	o.layerMayExist = mayExist
+	o.before = map[string]journal.NodeState{}
+	o.written = map[string]bool{}
+	o.epoch.Add(1)
+}
+
+// Unmount flushes and unmounts (detaching lazily if the mount is busy). It
+// is idempotent.
+func (o *Overlay) Unmount() error {
+	o.mu.Lock()
+	if o.unmounted {
+		o.mu.Unlock()
+		return nil
+	}
+	o.unmounted = true
+	o.mu.Unlock()
+	ferr := o.Flush()
+	if err := o.server.Unmount(); err != nil {
+		o.logf("unmount %s: %v; detaching lazily", o.path, err)
+		if err := Unmount(o.path); err != nil {
+			return errors.Join(ferr, fmt.Errorf("unmount %s: %w", o.path, err))
+		}
+	} else {
+		o.server.Wait()
+	}
+	o.lower.close()
+	if ferr != nil {
+		return fmt.Errorf("unmount %s: %w", o.path, ferr)
+	}
+	return nil
+}

@@ -1,0 +1,216 @@
+//go:build linux || darwin
+
+package fs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/timeagent-dev/timeagent/journal"
+)
+
+// stateOf is the node state p has in the view now; file content is hashed
+// into the journal unless its blob is already known. Must hold o.mu.
+func (o *Overlay) stateOf(p string) (journal.NodeState, error) {
+	ob, err := o.resolve(p)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return journal.NodeState{}, nil
+	}
+	if err != nil {
+		return journal.NodeState{}, fmt.Errorf("state of %s: %w", p, err)
+	}
+	mode := nodeMode(uint32(ob.st.Mode))
+	switch ob.ifmt() {
+	case unix.S_IFDIR:
+		return journal.NodeState{Kind: journal.Dir, Mode: mode}, nil
+	case unix.S_IFIFO:
+		return journal.NodeState{Kind: journal.Fifo, Mode: mode}, nil
+	case unix.S_IFLNK:
+		var target string
+		if ob.upper {
+			target, err = os.Readlink(o.upperPath(p))
+		} else {
+			target, err = o.lower.readlink(p)
+		}
+		if err != nil {
+			return journal.NodeState{}, fmt.Errorf("state of %s: %w", p, err)
+		}
+		return journal.NodeState{Kind: journal.Symlink, Target: target}, nil
+	case unix.S_IFREG:
+		ref, err := o.blobOf(p, &ob)
+		if err != nil {
+			return journal.NodeState{}, fmt.Errorf("state of %s: %w", p, err)
+		}
+		return journal.NodeState{Kind: journal.File, Mode: mode, Size: ref.Size, Blob: ref}, nil
+	}
+	// Sockets and devices are not recorded (design decision 5).
+	return journal.NodeState{}, nil
+}
+
+// blobOf returns the content blob of the file p.
+func (o *Overlay) blobOf(p string, ob *object) (journal.BlobRef, error) {
+	if !ob.upper {
+		if ref, ok := o.lowerBlobs[p]; ok {
+			return ref, nil
+		}
+		f, err := o.lower.open(p)
+		if err != nil {
+			return journal.BlobRef{}, err
+		}
+		defer f.Close()
+		ref, err := o.store.PutBlob(f)
+		if err != nil {
+			return ref, err
+		}
+		o.lowerBlobs[p] = ref
+		return ref, nil
+	}
+	ino := uint64(ob.st.Ino)
+	mtime := statMtimeNs(&ob.st)
+	o.hmu.Lock()
+	e := o.hashed[ino]
+	if e == nil || e.mtime != mtime {
+		e = &hashEntry{mtime: mtime}
+		o.hashed[ino] = e
+	}
+	if e.valid {
+		ref := e.blob
+		o.hmu.Unlock()
+		return ref, nil
+	}
+	gen := e.gen
+	o.hmu.Unlock()
+	f, err := os.Open(o.upperPath(p))
+	if err != nil {
+		return journal.BlobRef{}, err
+	}
+	defer f.Close()
+	ref, err := o.store.PutBlob(f)
+	if err != nil {
+		return ref, err
+	}
+	o.hmu.Lock()
+	if e.gen == gen {
+		e.valid, e.blob = true, ref
+	}
+	o.hmu.Unlock()
+	return ref, nil
+}
+
+// wrote invalidates the cached blob of an upper file inode.
+func (o *Overlay) wrote(ino uint64) {
+	o.hmu.Lock()
+	e := o.hashed[ino]
+	if e == nil {
+		e = &hashEntry{}
+		o.hashed[ino] = e
+	}
+	e.gen++
+	e.valid = false
+	o.hmu.Unlock()
+}
+
+// touch records p's state before its first change in the active task. Must
+// hold o.mu, and be called before p changes.
+func (o *Overlay) touch(p string) error {
+	if _, ok := o.before[p]; ok || p == "" {
+		return nil
+	}
+	if o.layerMayExist {
+		c, ok, err := o.store.LayerChange(o.task, p)
+		if err != nil {
+			return fmt.Errorf("record %s: %w", p, err)
+		}
+		if ok {
+			o.before[p] = c.Before
+			o.written[p] = true
+			return nil
+		}
+	}
+	st, err := o.stateOf(p)
+	if err != nil {
+		return err
+	}
+	o.before[p] = st
+	return nil
+}
+
+// commit writes p's after state (its state now) into the active task's layer.
+// A path back at its before state is dropped from the layer. Must hold o.mu.
+func (o *Overlay) commit(paths ...string) error {
+	var changes []journal.Change
+	var drop []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		b, ok := o.before[p]
+		if !ok {
+			return fmt.Errorf("record %s: no before state", p)
+		}
+		after, err := o.stateOf(p)
+		if err != nil {
+			return err
+		}
+		if after.Equal(b) {
+			if o.written[p] {
+				drop = append(drop, p)
+				o.written[p] = false
+			}
+			continue
+		}
+		changes = append(changes, journal.Change{Path: p, Before: b, After: after})
+		o.written[p] = true
+	}
+	if len(drop) > 0 {
+		if err := o.store.DeleteChanges(o.task, drop); err != nil {
+			return fmt.Errorf("record %s: %w", drop[0], err)
+		}
+	}
+	if len(changes) > 0 {
+		if err := o.store.PutChanges(o.task, changes); err != nil {
+			return fmt.Errorf("record %s: %w", changes[0].Path, err)
+		}
+	}
+	return nil
+}
+
+// commitNode records the content of a file node written through its handles.
+func (o *Overlay) commitNode(n *node) error {
+	if !n.dirty.Swap(false) {
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for try := 0; ; try++ {
+		p, ok := n.path()
+		if !ok {
+			return nil // unlinked: its removal is already recorded
+		}
+		// A rename of this node may have changed the upper tree but not yet
+		// go-fuse's tree: wait until the path names the node's file.
+		var st unix.Stat_t
+		if ino := n.upperIno(); ino != 0 && (unix.Lstat(o.upperPath(p), &st) != nil || uint64(st.Ino) != ino) {
+			if try < 50 {
+				o.mu.Unlock()
+				time.Sleep(time.Millisecond)
+				o.mu.Lock()
+				continue
+			}
+			return nil
+		}
+		if err := o.touch(p); err != nil {
+			n.dirty.Store(true)
+			return err
+		}
+		if err := o.commit(p); err != nil {
+			n.dirty.Store(true)
+			return err
+		}
+		return nil
+	}
+}

@@ -1,0 +1,53 @@
+package layers
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/timeagent-dev/timeagent/"
+
+// rank orders the project's packages from the bottom (0) up, as DESIGN.md's
+// package table does. A package may import only packages of a lower rank.
+var rank = map[string]int{
+	"tasks":             0,
+	"internal/textdiff": 0,
+	"internal/layers":   0,
+	"journal":           1,
+	"cow":               2,
+	"fs":                3,
+	"actions":           3,
+	"recovery":          4,
+	"session":           5,
+	"cmd/timeagent":     6,
+}
+
+func TestLayering(t *testing.T) {
+	for _, goos := range []string{"linux", "windows", "darwin"} {
+		cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"...")
+		cmd.Env = append(cmd.Environ(), "GOOS="+goos)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list (%s): %v\n%s", goos, err, out)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			fields := strings.Fields(line)
+			pkg := strings.TrimPrefix(fields[0], module)
+			r, ok := rank[pkg]
+			if !ok {
+				t.Errorf("package %s has no place in the layering: add it to rank (and to DESIGN.md's table)", pkg)
+				continue
+			}
+			for _, imp := range fields[1:] {
+				if !strings.HasPrefix(imp, module) {
+					continue
+				}
+				dep := strings.TrimPrefix(imp, module)
+				if dr, ok := rank[dep]; ok && dr >= r {
+					t.Errorf("%s (GOOS=%s) imports %s, which is not below it", pkg, goos, dep)
+				}
+			}
+		}
+	}
+}

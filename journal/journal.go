@@ -1,0 +1,559 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+	"github.com/timeagent-dev/timeagent/tasks"
+)
+
+// Errors callers branch on. The CLI maps them to one-line messages.
+var (
+	// ErrForeign: the journal records a different root.
+	ErrForeign = errors.New("journal belongs to another root")
+	// ErrSchema: the journal was written by an incompatible version.
+	ErrSchema = errors.New("journal schema version not supported")
+	// ErrCorrupt: a record or blob failed to decode or verify.
+	ErrCorrupt = errors.New("journal is damaged")
+	// ErrBusy: another process has the journal open.
+	ErrBusy = errors.New("journal is in use by another process")
+	// ErrNotFound: no such record.
+	ErrNotFound = errors.New("not found")
+)
+
+// Journal is the open database of one root.
+type Journal struct {
+	dir  string
+	root string
+	db   *badger.DB
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// badgerOptions are tuned for a CLI that opens the journal, does a little
+// and closes it, many times a minute: small memtables and caches (allocated
+// at every Open), no metrics, no logging at all (badger logs to stderr by
+// default, which would reach the user's terminal), one version per key.
+// Writes are not synced one by one; Update and Sync call db.Sync where
+// durability is promised.
+func badgerOptions(dir string) badger.Options {
+	return badger.DefaultOptions(dir).
+		WithLogger(nil).
+		WithMetricsEnabled(false).
+		WithNumVersionsToKeep(1).
+		WithSyncWrites(false).
+		WithMemTableSize(8 << 20).
+		WithNumMemtables(2).
+		WithNumLevelZeroTables(4).
+		WithNumLevelZeroTablesStall(12).
+		WithBlockCacheSize(8 << 20).
+		WithIndexCacheSize(0).
+		WithNumCompactors(2).
+		WithBaseTableSize(2 << 20).
+		WithValueLogFileSize(256 << 20).
+		// Chunks (up to 1 MiB) go to the value log; records stay in the LSM tree.
+		WithValueThreshold(4 << 10).
+		WithChecksumVerificationMode(options.OnBlockRead).
+		WithVerifyValueChecksum(true).
+		WithDetectConflicts(true).
+		WithCompactL0OnClose(false)
+}
+
+// Open opens (creating if needed) the journal in dir for root. It refuses a
+// journal that records another root (ErrForeign) or another schema version
+// (ErrSchema), and a directory another process holds (ErrBusy).
+func Open(dir, root string) (*Journal, error) {
+	if root == "" {
+		return nil, fmt.Errorf("open journal %s: empty root", dir)
+	}
+	if err := prepareDir(dir); err != nil {
+		return nil, err
+	}
+	db, err := openBadger(dir)
+	if err != nil {
+		return nil, err
+	}
+	restrictFiles(dir)
+	j := &Journal{dir: dir, root: root, db: db}
+	if err := j.checkMeta(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// prepareDir creates dir 0700 (tightening an existing one) and refuses a
+// non-empty directory that holds no badger manifest: it is not a journal.
+func prepareDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("open journal %s: %w", dir, err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("open journal %s: %w", dir, err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("open journal %s: %w", dir, err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("open journal %s: %w", dir, err)
+	}
+	var manifest bool
+	var other []string
+	for _, e := range entries {
+		switch e.Name() {
+		case "MANIFEST":
+			manifest = true
+		case "LOCK":
+		default:
+			other = append(other, e.Name())
+		}
+	}
+	if !manifest && len(other) > 0 {
+		return fmt.Errorf("open journal %s: %w: not a journal (no MANIFEST, holds %q)", dir, ErrCorrupt, other[0])
+	}
+	return nil
+}
+
+// openBadger opens the database, converting badger's errors (which do not
+// wrap their causes) and panics into ErrBusy, errno-carrying errors and
+// ErrCorrupt.
+func openBadger(dir string) (db *badger.DB, err error) {
+	if busy, perr := dirLocked(dir); perr == nil && busy {
+		return nil, fmt.Errorf("open journal %s: %w", dir, ErrBusy)
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("open journal %s: %w: badger panicked: %v", dir, ErrCorrupt, r)
+		}
+	}()
+	opt := badgerOptions(dir)
+	if err := checkTables(dir, opt); err != nil {
+		return nil, fmt.Errorf("open journal %s: %w", dir, classifyOpenError(err))
+	}
+	db, err = badger.Open(opt)
+	if err != nil {
+		return nil, fmt.Errorf("open journal %s: %w", dir, classifyOpenError(err))
+	}
+	return db, nil
+}
+
+// restrictFiles makes every file in dir private (badger creates its LOCK
+// file 0666 minus umask). Best effort: dir itself is already 0700.
+func restrictFiles(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() && info.Mode().Perm()&0o077 != 0 {
+			_ = os.Chmod(filepath.Join(dir, e.Name()), 0o600)
+		}
+	}
+}
+
+// checkMeta writes the schema version and root into a new journal and
+// checks them in an existing one.
+func (j *Journal) checkMeta() error {
+	var schema, root []byte
+	var empty bool
+	err := j.view("open", func(txn *badger.Txn) error {
+		var err error
+		if schema, err = getCopy(txn, keySchema); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if root, err = getCopy(txn, keyRoot); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		it := txn.NewIterator(badger.IteratorOptions{})
+		defer it.Close()
+		it.Rewind()
+		empty = !it.Valid()
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("open journal %s: %w", j.dir, err)
+	}
+	if empty {
+		err := j.db.Update(func(txn *badger.Txn) error {
+			if err := txn.Set(keySchema, u64(SchemaVersion)); err != nil {
+				return err
+			}
+			return txn.Set(keyRoot, []byte(j.root))
+		})
+		if err == nil {
+			err = j.db.Sync()
+		}
+		if err != nil {
+			return fmt.Errorf("open journal %s: write schema: %w", j.dir, classifyOpenError(err))
+		}
+		return nil
+	}
+	if schema == nil {
+		return fmt.Errorf("open journal %s: %w: no schema version record", j.dir, ErrCorrupt)
+	}
+	v, err := parseU64(schema)
+	if err != nil {
+		return fmt.Errorf("open journal %s: schema version: %w", j.dir, err)
+	}
+	if v != SchemaVersion {
+		return fmt.Errorf("open journal %s: %w: journal has schema version %d, this timeagent supports %d",
+			j.dir, ErrSchema, v, SchemaVersion)
+	}
+	if root == nil {
+		return fmt.Errorf("open journal %s: %w: no root record", j.dir, ErrCorrupt)
+	}
+	if string(root) != j.root {
+		return fmt.Errorf("open journal %s: %w: it records root %q, not %q", j.dir, ErrForeign, root, j.root)
+	}
+	return nil
+}
+
+// Close flushes and closes the database.
+func (j *Journal) Close() error {
+	j.closeOnce.Do(func() {
+		defer func() {
+			if r := recover(); r != nil {
+				j.closeErr = fmt.Errorf("close journal %s: %w: badger panicked: %v", j.dir, ErrCorrupt, r)
+			}
+		}()
+		if err := j.db.Close(); err != nil {
+			j.closeErr = fmt.Errorf("close journal %s: %w", j.dir, classifyOpenError(err))
+		}
+	})
+	return j.closeErr
+}
+
+// Dir is the directory the database lives in.
+func (j *Journal) Dir() string { return j.dir }
+
+// Root is the canonical root path the journal belongs to.
+func (j *Journal) Root() string { return j.root }
+
+// Sync makes everything written so far durable.
+func (j *Journal) Sync() error {
+	if err := j.db.Sync(); err != nil {
+		return fmt.Errorf("sync journal %s: %w", j.dir, classifyOpenError(err))
+	}
+	return nil
+}
+
+// view runs fn in a read transaction, turning a panic (badger can panic on
+// damaged tables) or a memory fault on a damaged mmapped file into ErrCorrupt.
+func (j *Journal) view(op string, fn func(txn *badger.Txn) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: %w: badger panicked: %v", op, ErrCorrupt, r)
+		}
+	}()
+	return j.db.View(fn)
+}
+
+// getCopy returns a copy of key's value, or ErrNotFound.
+func getCopy(txn *badger.Txn, key []byte) ([]byte, error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, readError(err)
+	}
+	v, err := item.ValueCopy(nil)
+	if err != nil {
+		return nil, readError(err)
+	}
+	return v, nil
+}
+
+// scan calls fn for every key under prefix in key order. key and value are
+// only valid during the call.
+func (j *Journal) scan(op string, prefix []byte, fn func(key, val []byte) error) error {
+	return j.view(op, func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = prefix
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			key := item.Key()
+			if err := item.Value(func(v []byte) error { return fn(key, v) }); err != nil {
+				return fmt.Errorf("%s: %s: %w", op, describeKey(key), readError(err))
+			}
+		}
+		return nil
+	})
+}
+
+// getJSON reads and decodes one JSON record.
+func (j *Journal) getJSON(op string, key []byte, v any) error {
+	var val []byte
+	err := j.view(op, func(txn *badger.Txn) error {
+		var err error
+		val, err = getCopy(txn, key)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if err := decodeJSON(describeKey(key), val, v); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
+// State returns the root's position in history (zero State for a new journal).
+func (j *Journal) State() (State, error) {
+	var s State
+	err := j.getJSON("read state", keyState, &s)
+	if errors.Is(err, ErrNotFound) {
+		return State{}, nil
+	}
+	return s, err
+}
+
+// Tasks returns every task record.
+func (j *Journal) Tasks() ([]tasks.Task, error) {
+	var out []tasks.Task
+	err := j.scan("read tasks", []byte{prefixTask}, func(k, v []byte) error {
+		var t tasks.Task
+		if err := decodeJSON(describeKey(k), v, &t); err != nil {
+			return err
+		}
+		out = append(out, t)
+		return nil
+	})
+	return out, err
+}
+
+// Task returns one task (ErrNotFound if missing).
+func (j *Journal) Task(id tasks.ID) (tasks.Task, error) {
+	var t tasks.Task
+	if err := j.getJSON(fmt.Sprintf("read task %d", id), taskKey(id), &t); err != nil {
+		return tasks.Task{}, err
+	}
+	return t, nil
+}
+
+// Tree loads every task into a tasks.Tree.
+func (j *Journal) Tree() (*tasks.Tree, error) {
+	list, err := j.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	return tasks.NewTree(list)
+}
+
+// Layer returns the changes of task id sorted by path.
+func (j *Journal) Layer(id tasks.ID) ([]Change, error) {
+	var out []Change
+	err := j.scan(fmt.Sprintf("read layer %d", id), layerPrefix(id), func(k, v []byte) error {
+		c, err := decodeChange(string(k[layerKeyMin:]), v)
+		if err != nil {
+			return err
+		}
+		out = append(out, c)
+		return nil
+	})
+	return out, err
+}
+
+// LayerChange returns one path's change in task id, if any.
+func (j *Journal) LayerChange(id tasks.ID, path string) (Change, bool, error) {
+	var val []byte
+	op := fmt.Sprintf("read layer %d %s", id, path)
+	err := j.view(op, func(txn *badger.Txn) error {
+		var err error
+		val, err = getCopy(txn, layerKey(id, path))
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return Change{}, false, nil
+	}
+	if err != nil {
+		return Change{}, false, fmt.Errorf("%s: %w", op, err)
+	}
+	c, err := decodeChange(path, val)
+	if err != nil {
+		return Change{}, false, fmt.Errorf("%s: %w", op, err)
+	}
+	return c, true, nil
+}
+
+// PutChanges writes changes into task id's layer (replacing the same paths)
+// in batches. Not atomic by itself: a layer counts once its task record is
+// committed, so write changes first, then the task in an Update.
+func (j *Journal) PutChanges(id tasks.ID, changes []Change) error {
+	op := fmt.Sprintf("write layer %d", id)
+	return j.batch(op, func(wb *badger.WriteBatch) error {
+		for _, c := range changes {
+			if err := wb.Set(layerKey(id, c.Path), encodeChange(c)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// DeleteChanges removes paths from task id's layer.
+func (j *Journal) DeleteChanges(id tasks.ID, paths []string) error {
+	op := fmt.Sprintf("delete from layer %d", id)
+	return j.batch(op, func(wb *badger.WriteBatch) error {
+		for _, p := range paths {
+			if err := wb.Delete(layerKey(id, p)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// batch runs fn over a WriteBatch (which splits itself into transactions of
+// the allowed size) and flushes it.
+func (j *Journal) batch(op string, fn func(wb *badger.WriteBatch) error) error {
+	wb := j.db.NewWriteBatch()
+	defer wb.Cancel()
+	if err := fn(wb); err != nil {
+		return fmt.Errorf("%s: %w", op, classifyOpenError(err))
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", op, classifyOpenError(err))
+	}
+	return nil
+}
+
+// Sessions returns every session ordered by id.
+func (j *Journal) Sessions() ([]Session, error) {
+	var out []Session
+	err := j.scan("read sessions", []byte{prefixSession}, func(k, v []byte) error {
+		var s Session
+		if err := decodeJSON(describeKey(k), v, &s); err != nil {
+			return err
+		}
+		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
+// Session returns one session (ErrNotFound if missing).
+func (j *Journal) Session(id uint64) (Session, error) {
+	var s Session
+	if err := j.getJSON(fmt.Sprintf("read session %d", id), sessionKey(id), &s); err != nil {
+		return Session{}, err
+	}
+	return s, nil
+}
+
+// LatestSession returns the session with the highest id (ErrNotFound if none).
+func (j *Journal) LatestSession() (Session, error) {
+	var val, key []byte
+	const op = "read latest session"
+	err := j.view(op, func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Reverse = true
+		opts.Prefix = []byte{prefixSession}
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		it.Seek(sessionKey(^uint64(0)))
+		if !it.Valid() {
+			return ErrNotFound
+		}
+		key = it.Item().KeyCopy(nil)
+		var err error
+		if val, err = it.Item().ValueCopy(nil); err != nil {
+			return readError(err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Session{}, fmt.Errorf("%s: %w", op, err)
+	}
+	var s Session
+	if err := decodeJSON(describeKey(key), val, &s); err != nil {
+		return Session{}, fmt.Errorf("%s: %w", op, err)
+	}
+	return s, nil
+}
+
+// Intent returns the unfinished apply, or nil when there is none.
+func (j *Journal) Intent() (*Intent, error) {
+	var in Intent
+	err := j.getJSON("read intent", keyIntent, &in)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &in, nil
+}
+
+// StatCache returns the copy-mode stat cache: every path of the last known
+// tree with the stat fields and the node state seen then.
+func (j *Journal) StatCache() (map[string]StatEntry, error) {
+	out := make(map[string]StatEntry)
+	err := j.scan("read stat cache", []byte{prefixStat}, func(k, v []byte) error {
+		e, err := decodeStatEntry(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", describeKey(k), err)
+		}
+		out[string(k[1:])] = e
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PutStats upserts and deletes stat-cache entries in batches.
+func (j *Journal) PutStats(upsert map[string]StatEntry, deleted []string) error {
+	return j.batch("write stat cache", func(wb *badger.WriteBatch) error {
+		for _, p := range deleted {
+			if _, ok := upsert[p]; ok {
+				continue
+			}
+			if err := wb.Delete(statKey(p)); err != nil {
+				return err
+			}
+		}
+		for p, e := range upsert {
+			if err := wb.Set(statKey(p), encodeStatEntry(e)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Actions returns the action log of a session ordered by seq.
+func (j *Journal) Actions(session uint64) ([]Action, error) {
+	var out []Action
+	err := j.scan(fmt.Sprintf("read actions of session %d", session), actionPrefix(session), func(k, v []byte) error {
+		var a Action
+		if err := decodeJSON(describeKey(k), v, &a); err != nil {
+			return err
+		}
+		out = append(out, a)
+		return nil
+	})
+	return out, err
+}
+
+// sortChanges sorts changes by path (used by tests and callers that merge).
+func sortChanges(cs []Change) {
+	sort.Slice(cs, func(a, b int) bool { return cs[a].Path < cs[b].Path })
+}

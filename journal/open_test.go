@@ -1,0 +1,361 @@
+package journal
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+func TestOpenForeignRoot(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "j")
+	j, err := Open(dir, "/home/a/repo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	_, err = Open(dir, "/home/b/other")
+	if !errors.Is(err, ErrForeign) {
+		t.Fatalf("got %v", err)
+	}
+	for _, want := range []string{"/home/a/repo", "/home/b/other"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	j, err = Open(dir, "/home/a/repo")
+	if err != nil {
+		t.Fatalf("reopen with the right root: %v", err)
+	}
+	j.Close()
+}
+
+func TestOpenEmptyRoot(t *testing.T) {
+	if _, err := Open(t.TempDir(), ""); err == nil {
+		t.Fatal("empty root accepted")
+	}
+}
+
+func TestOpenSchemaMismatch(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "j")
+	j, err := Open(dir, "/r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.db.Update(func(txn *badger.Txn) error { return txn.Set(keySchema, u64(SchemaVersion+6)) }); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	_, err = Open(dir, "/r")
+	if !errors.Is(err, ErrSchema) {
+		t.Fatalf("got %v", err)
+	}
+	if want := fmt.Sprintf("version %d, this timeagent supports %d", SchemaVersion+6, SchemaVersion); !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+}
+
+func TestOpenMissingMeta(t *testing.T) {
+	for _, key := range [][]byte{keySchema, keyRoot} {
+		dir := filepath.Join(t.TempDir(), "j")
+		j, err := Open(dir, "/r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := j.db.Update(func(txn *badger.Txn) error { return txn.Delete(key) }); err != nil {
+			t.Fatal(err)
+		}
+		j.Close()
+		if _, err = Open(dir, "/r"); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("without %s: %v", describeKey(key), err)
+		}
+	}
+}
+
+func TestOpenBusy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "j")
+	j, err := Open(dir, "/r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir, "/r")
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("second open: %v", err)
+	}
+	j.Close()
+	j, err = Open(dir, "/r")
+	if err != nil {
+		t.Fatalf("open after close: %v", err)
+	}
+	j.Close()
+}
+
+func TestOpenParentIsFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(filepath.Join(file, "journal"), "/r")
+	if !errors.Is(err, syscall.ENOTDIR) || errors.Is(err, ErrCorrupt) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestOpenNotAJournal(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(dir, "/r")
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestClassifyOpenError(t *testing.T) {
+	cases := []struct {
+		name   string
+		err    error
+		is     []error
+		isNot  []error
+		errnos []syscall.Errno
+	}{
+		{"wrapped ENOSPC", fmt.Errorf("write: %w", &os.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC}),
+			[]error{syscall.ENOSPC}, []error{ErrCorrupt, ErrBusy}, nil},
+		{"badger-formatted ENOSPC", errors.New("While opening memtable: sync x.mem err: no space left on device"),
+			[]error{syscall.ENOSPC}, []error{ErrCorrupt}, nil},
+		{"badger-formatted EACCES", errors.New("Error while creating manifest: open MANIFEST err: permission denied"),
+			[]error{fs.ErrPermission, syscall.EACCES}, []error{ErrCorrupt}, nil},
+		{"wrapped EACCES", &os.PathError{Op: "open", Path: "x", Err: syscall.EACCES},
+			[]error{fs.ErrPermission}, []error{ErrCorrupt}, nil},
+		{"read-only fs", errors.New("open x err: read-only file system"),
+			[]error{syscall.EROFS}, []error{ErrCorrupt}, nil},
+		{"lock", errors.New(`Cannot acquire directory lock on "/x".  Another process is using this Badger database. err: resource temporarily unavailable`),
+			[]error{ErrBusy}, []error{ErrCorrupt}, nil},
+		{"EWOULDBLOCK", syscall.EWOULDBLOCK, []error{ErrBusy}, nil, nil},
+		{"bad magic", errors.New("manifest has bad magic"), []error{ErrCorrupt}, []error{ErrBusy}, nil},
+		{"closed", badger.ErrDBClosed, []error{badger.ErrDBClosed}, []error{ErrCorrupt}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := classifyOpenError(c.err)
+			for _, e := range c.is {
+				if !errors.Is(got, e) {
+					t.Errorf("%v is not %v", got, e)
+				}
+			}
+			for _, e := range c.isNot {
+				if errors.Is(got, e) {
+					t.Errorf("%v is %v", got, e)
+				}
+			}
+			if got.Error() != c.err.Error() && !strings.Contains(got.Error(), c.err.Error()) {
+				t.Errorf("message %q lost %q", got, c.err)
+			}
+		})
+	}
+}
+
+// journalWithData builds a closed journal with records in tables and
+// chunks in the value log, and returns its directory.
+func journalWithData(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "j")
+	j, err := Open(dir, "/r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := j.PutBytes(randomBytes(300 << 10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	up := map[string]StatEntry{}
+	for i := 0; i < 20000; i++ {
+		up[fmt.Sprintf("p/%d", i)] = StatEntry{Kind: File, Size: int64(i)}
+	}
+	if err := j.PutStats(up, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func filesWithSuffix(t *testing.T, dir, suffix string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*"+suffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestOpenDamaged damages a journal's files in many ways. Open (and then
+// reading everything) must either work or fail with ErrCorrupt; it must
+// never panic, exit or print.
+func TestOpenDamaged(t *testing.T) {
+	garbage := bytes.Repeat([]byte("garbage!"), 512)
+	cases := []struct {
+		name     string
+		damage   func(t *testing.T, dir string)
+		mustFail bool
+	}{
+		{"manifest garbage", func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, "MANIFEST"), garbage, 0o600)
+		}, true},
+		{"manifest empty", func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, "MANIFEST"), nil, 0o600)
+		}, false},
+		{"manifest truncated", func(t *testing.T, dir string) {
+			truncateHalf(t, filepath.Join(dir, "MANIFEST"))
+		}, false},
+		{"manifest removed", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "MANIFEST"))
+		}, true},
+		{"sst truncated", func(t *testing.T, dir string) {
+			for _, f := range filesWithSuffix(t, dir, ".sst") {
+				truncateHalf(t, f)
+			}
+		}, false},
+		{"sst garbage", func(t *testing.T, dir string) {
+			for _, f := range filesWithSuffix(t, dir, ".sst") {
+				os.WriteFile(f, garbage, 0o600)
+			}
+		}, false},
+		{"sst flipped", func(t *testing.T, dir string) {
+			for _, f := range filesWithSuffix(t, dir, ".sst") {
+				flipMiddle(t, f)
+			}
+		}, false},
+		{"vlog truncated", func(t *testing.T, dir string) {
+			for _, f := range filesWithSuffix(t, dir, ".vlog") {
+				truncateHalf(t, f)
+			}
+		}, false},
+		{"vlog garbage", func(t *testing.T, dir string) {
+			for _, f := range filesWithSuffix(t, dir, ".vlog") {
+				os.WriteFile(f, garbage, 0o600)
+			}
+		}, false},
+		{"vlog flipped", func(t *testing.T, dir string) {
+			for _, f := range filesWithSuffix(t, dir, ".vlog") {
+				flipMiddle(t, f)
+			}
+		}, false},
+		{"keyregistry garbage", func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, "KEYREGISTRY"), garbage, 0o600)
+		}, false},
+		{"extra garbage files", func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, "000099.sst"), garbage, 0o600)
+			os.WriteFile(filepath.Join(dir, "000099.vlog"), garbage, 0o600)
+			os.WriteFile(filepath.Join(dir, "00099.mem"), garbage, 0o600)
+		}, false},
+		{"mem garbage", func(t *testing.T, dir string) {
+			for _, f := range filesWithSuffix(t, dir, ".mem") {
+				os.WriteFile(f, garbage, 0o600)
+			}
+		}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := journalWithData(t)
+			c.damage(t, dir)
+			err := openAndReadAll(dir)
+			t.Logf("result: %v", err)
+			if err != nil && !errors.Is(err, ErrCorrupt) {
+				t.Errorf("error is not ErrCorrupt: %v", err)
+			}
+			if c.mustFail && err == nil {
+				t.Error("damage not detected")
+			}
+		})
+	}
+}
+
+// openAndReadAll opens dir and reads every record and blob.
+func openAndReadAll(dir string) error {
+	j, err := Open(dir, "/r")
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	if _, err := j.StatCache(); err != nil {
+		return err
+	}
+	damage, err := j.Verify(nil)
+	if err != nil {
+		return err
+	}
+	if len(damage) > 0 {
+		return fmt.Errorf("%w: %d damaged records, first %v", ErrCorrupt, len(damage), damage[0])
+	}
+	return nil
+}
+
+func truncateHalf(t *testing.T, f string) {
+	fi, err := os.Stat(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(f, fi.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func flipMiddle(t *testing.T, f string) {
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(b) / 3; i < len(b)/3+64 && i < len(b); i++ {
+		b[i] ^= 0x5a
+	}
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenCloseTime(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "j")
+	measure := func(label string) {
+		const n = 5
+		start := time.Now()
+		for i := 0; i < n; i++ {
+			j, err := Open(dir, "/r")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := j.State(); err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("Open+State+Close, %s: %v each", label, time.Since(start)/n)
+	}
+	measure("empty journal")
+	j, err := Open(dir, "/r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := map[string]StatEntry{}
+	for i := 0; i < 100000; i++ {
+		up[fmt.Sprintf("src/%d/file.go", i)] = StatEntry{Kind: File, Size: int64(i), Blob: BlobRef{Hash: uint64(i)}}
+	}
+	if err := j.PutStats(up, nil); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	measure("100k records")
+}

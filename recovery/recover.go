@@ -1,0 +1,191 @@
+package recovery
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/journal"
+	"github.com/timeagent-dev/timeagent/tasks"
+)
+
+// Target is what recovery works on: one root's journal and real tree, with
+// the root's lock held by the caller (so no live session owns it).
+type Target struct {
+	Journal  *journal.Journal
+	Tree     *os.Root
+	Root     string
+	StateDir string
+	// Exclude keeps the state dir out of scans when it lies inside the root.
+	Exclude  func(string) bool
+	Progress func() cow.Progress
+	Now      func() time.Time
+	// Unmounted says a stale mount was detached (by UnmountStale) before the
+	// tree was opened.
+	Unmounted bool
+}
+
+// Report says what recovery found and did, in words a user can follow.
+type Report struct {
+	// FinishedApply is the intent of an apply that was finished, if any.
+	FinishedApply *journal.Intent `json:"finishedApply,omitempty"`
+	// Interrupted lists the sessions found dead and recorded.
+	Interrupted []journal.Session `json:"interrupted,omitempty"`
+	// Unmounted is true when a stale overlay mount was detached from the root.
+	Unmounted bool `json:"unmounted,omitempty"`
+	// Notes describe every step taken.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Empty reports whether nothing needed recovery.
+func (r Report) Empty() bool { return len(r.Notes) == 0 }
+
+func (t Target) now() time.Time {
+	if t.Now != nil {
+		return t.Now()
+	}
+	return time.Now()
+}
+
+func (t Target) progress() cow.Progress {
+	if t.Progress == nil {
+		return nil
+	}
+	return t.Progress()
+}
+
+// Recover finishes everything a crash left: first a stale mount, then dead
+// sessions, then an unfinished apply. It is cheap when nothing is wrong.
+func Recover(t Target) (Report, error) {
+	var r Report
+	j := t.Journal
+	if t.Unmounted {
+		r.Unmounted = true
+		r.Notes = append(r.Notes, "detached a stale overlay mount from "+t.Root)
+	}
+	sessions, err := activeSessions(j)
+	if err != nil {
+		return r, err
+	}
+	for _, s := range sessions {
+		done, note, err := finishDeadSession(t, s)
+		if err != nil {
+			return r, fmt.Errorf("recover session %d: %w", s.ID, err)
+		}
+		r.Interrupted = append(r.Interrupted, done)
+		r.Notes = append(r.Notes, note)
+	}
+	in, err := j.Intent()
+	if err != nil {
+		return r, fmt.Errorf("read intent: %w", err)
+	}
+	if in != nil {
+		if _, err := cow.FinishIntent(j, t.Tree, t.progress()); err != nil {
+			return r, fmt.Errorf("finish the interrupted %s (task %d to %d): %w", in.Reason, in.From, in.To, err)
+		}
+		r.FinishedApply = in
+		r.Notes = append(r.Notes, fmt.Sprintf("finished an interrupted %s (task %d to task %d)", reasonOr(in.Reason), in.From, in.To))
+	}
+	return r, nil
+}
+
+func reasonOr(s string) string {
+	if s == "" {
+		return "apply"
+	}
+	return s
+}
+
+// activeSessions are sessions still marked active. The caller holds the
+// root's lock, so their processes are gone.
+func activeSessions(j *journal.Journal) ([]journal.Session, error) {
+	all, err := j.Sessions()
+	if err != nil {
+		return nil, fmt.Errorf("read sessions: %w", err)
+	}
+	var out []journal.Session
+	for _, s := range all {
+		if s.State == journal.SessionActive {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// finishDeadSession records what a dead session's child had changed and
+// marks the session interrupted.
+func finishDeadSession(t Target, s journal.Session) (journal.Session, string, error) {
+	j := t.Journal
+	var last tasks.ID
+	if len(s.Tasks) > 0 {
+		last = s.Tasks[len(s.Tasks)-1]
+	}
+	var note string
+	switch s.Mode {
+	case "fuse":
+		n, err := finishDeadFuse(t, s, last)
+		if err != nil {
+			return s, "", err
+		}
+		note = fmt.Sprintf("session %d (pid %d) had died; its overlay work (%d path(s)) was applied to the tree and kept as task %d", s.ID, s.Pid, n, last)
+	default:
+		n, err := finishDeadCopy(t, last)
+		if err != nil {
+			return s, "", err
+		}
+		note = fmt.Sprintf("session %d (pid %d) had died; a scan recorded %d changed path(s) as task %d", s.ID, s.Pid, n, last)
+	}
+	s.State = journal.SessionInterrupted
+	s.EndedAt = t.now()
+	if err := j.Update(func(tx *journal.Tx) error { return tx.PutSession(s) }); err != nil {
+		return s, "", err
+	}
+	return s, note, nil
+}
+
+// finishDeadCopy scans the tree: the stat cache holds the scan the open task
+// started from, so the difference is what the child changed.
+func finishDeadCopy(t Target, last tasks.ID) (int, error) {
+	j := t.Journal
+	cache, err := j.StatCache()
+	if err != nil {
+		return 0, err
+	}
+	m, _, err := cow.Scan(t.Tree, j, cow.ScanOptions{Cache: cache, Exclude: t.Exclude, Progress: t.progress()})
+	if err != nil {
+		return 0, fmt.Errorf("scan %s: %w", t.Root, err)
+	}
+	changes := cow.Diff(cache, m)
+	if last == 0 {
+		return 0, nil
+	}
+	st, err := j.State()
+	if err != nil {
+		return 0, err
+	}
+	task, err := j.Task(last)
+	if err != nil {
+		return 0, err
+	}
+	task.Ended, task.Files = t.now(), len(changes)
+	if err := cow.CommitTask(j, task, changes, st); err != nil {
+		return 0, err
+	}
+	up := make(map[string]journal.StatEntry)
+	for p, e := range m {
+		if o, ok := cache[p]; !ok || o != e {
+			up[p] = e
+		}
+	}
+	var del []string
+	for p := range cache {
+		if _, ok := m[p]; !ok {
+			del = append(del, p)
+		}
+	}
+	if err := j.PutStats(up, del); err != nil {
+		return 0, err
+	}
+	return len(changes), nil
+}

@@ -1,0 +1,79 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+)
+
+// ErrStart means the child could not be started; no task is recorded.
+var ErrStart = errors.New("failed to start")
+
+// Child is the agent process of a session.
+type Child struct {
+	cmd  *exec.Cmd
+	sigs chan os.Signal
+	done chan struct{}
+}
+
+// LookPath resolves argv[0] the way the child's start will, so a command that
+// does not exist is refused before anything is recorded.
+func LookPath(argv0 string) (string, error) {
+	p, err := exec.LookPath(argv0)
+	if err != nil {
+		return "", fmt.Errorf("%w %q: command not found", ErrStart, argv0)
+	}
+	return p, nil
+}
+
+// StartChild starts argv in dir with env, inheriting the given stdio (the
+// terminal), and forwards SIGINT, SIGTERM and SIGHUP that timeagent receives.
+// argv is passed unchanged, never re-joined into a shell string.
+func StartChild(argv []string, dir string, env []string, stdin io.Reader, stdout, stderr io.Writer) (*Child, error) {
+	path, err := LookPath(argv[0])
+	if err != nil {
+		return nil, err
+	}
+	cmd := &exec.Cmd{Path: path, Args: argv, Dir: dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	setChildAttrs(cmd)
+	c := &Child{cmd: cmd, sigs: make(chan os.Signal, 8), done: make(chan struct{})}
+	signal.Notify(c.sigs, forwardedSignals...)
+	if err := cmd.Start(); err != nil {
+		signal.Stop(c.sigs)
+		return nil, fmt.Errorf("%w %q: %v", ErrStart, argv[0], err)
+	}
+	go c.forward(stdin)
+	return c, nil
+}
+
+// Pid is the child's process id.
+func (c *Child) Pid() int { return c.cmd.Process.Pid }
+
+func (c *Child) forward(stdin io.Reader) {
+	for {
+		select {
+		case s := <-c.sigs:
+			if skipForward(s, stdin) {
+				continue
+			}
+			_ = c.cmd.Process.Signal(s)
+		case <-c.done:
+			return
+		}
+	}
+}
+
+// Signal sends s to the child.
+func (c *Child) Signal(s os.Signal) error { return c.cmd.Process.Signal(s) }
+
+// Wait waits for the child and returns its exit status: the exit code, or
+// 128+N when it died of signal N.
+func (c *Child) Wait() int {
+	err := c.cmd.Wait()
+	signal.Stop(c.sigs)
+	close(c.done)
+	return exitStatus(c.cmd.ProcessState, err)
+}

@@ -1,0 +1,42 @@
+package session
+
+import (
+	"fmt"
+
+	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/journal"
+	"github.com/timeagent-dev/timeagent/tasks"
+)
+
+// copyRecorder captures a task's layer by scanning the whole tree and
+// diffing it with the scan the task started from.
+type copyRecorder struct{}
+
+func (copyRecorder) seal(a *Active, _ tasks.ID) ([]journal.Change, error) {
+	j := a.W.Journal
+	m, skipped, err := cow.Scan(a.W.Tree, j, cow.ScanOptions{Cache: a.last, Exclude: a.W.Exclude(), Progress: a.opts.progress()})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", a.W.Root, err)
+	}
+	a.notifySkipped(skipped)
+	changes := cow.Diff(a.last, m)
+	if err := saveStats(j, a.last, m); err != nil {
+		return nil, err
+	}
+	a.last = m
+	return changes, nil
+}
+
+func (copyRecorder) close(*Active) error { return nil }
+
+func (copyRecorder) changes(a *Active) ([]journal.Change, error) {
+	m, _, err := cow.Scan(a.W.Tree, a.W.Journal, cow.ScanOptions{Cache: a.last, Exclude: a.W.Exclude()})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", a.W.Root, err)
+	}
+	return cow.Diff(a.first, m), nil
+}
+
+func (copyRecorder) move(*Active, tasks.ID) (int, error) {
+	return 0, fmt.Errorf("undo, redo and switch are %w: the agent writes into the real tree; run them after the session ends (or use --mode fuse)", ErrInSession)
+}

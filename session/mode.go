@@ -1,0 +1,28 @@
+package session
+
+import (
+	"fmt"
+)
+
+// chooseMode resolves --mode. auto means fuse where an overlay can be mounted
+// and copy elsewhere, with a one-line notice saying why.
+func chooseMode(mode string, w *Workspace, notice func(string)) (string, error) {
+	switch mode {
+	case "", ModeAuto:
+		if err := fuseSupported(w); err != nil {
+			if notice != nil {
+				notice("copy mode: " + err.Error())
+			}
+			return ModeCopy, nil
+		}
+		return ModeFuse, nil
+	case ModeCopy:
+		return ModeCopy, nil
+	case ModeFuse:
+		if err := fuseSupported(w); err != nil {
+			return "", fmt.Errorf("fuse mode is not available here: %w (use --mode copy)", err)
+		}
+		return ModeFuse, nil
+	}
+	return "", fmt.Errorf("unknown mode %q: use auto, copy or fuse", mode)
+}

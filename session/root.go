@@ -1,0 +1,62 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNoRoot means the directory is not inside a git repository and no
+// explicit root was given.
+var ErrNoRoot = errors.New("not inside a git repository")
+
+// FindRoot returns the canonical root for dir: explicit when given (it must
+// be an existing directory), else `git rev-parse --show-toplevel` run in dir.
+func FindRoot(dir, explicit string) (string, error) {
+	if explicit != "" {
+		p := explicit
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		return canonicalDir(p)
+	}
+	cmd := exec.Command("git", "rev-parse", "--show-toplevel")
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", fmt.Errorf("%w: %s", ErrNoRoot, dir)
+		}
+		return "", fmt.Errorf("find root of %s: run git: %w", dir, err)
+	}
+	top := strings.TrimRight(out.String(), "\r\n")
+	if top == "" {
+		return "", fmt.Errorf("%w: %s (a bare repository has no working tree)", ErrNoRoot, dir)
+	}
+	return canonicalDir(filepath.FromSlash(top))
+}
+
+func canonicalDir(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("root %s: %w", p, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("root %s: %w", p, err)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("root %s: %w", p, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("root %s: not a directory", p)
+	}
+	return real, nil
+}

@@ -1,0 +1,497 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/journal"
+	"github.com/timeagent-dev/timeagent/tasks"
+)
+
+// Modes of a session.
+const (
+	ModeAuto = "auto"
+	ModeCopy = "copy"
+	ModeFuse = "fuse"
+)
+
+// ErrInSession is returned for history moves a copy-mode session cannot make
+// while its child writes into the real tree.
+var ErrInSession = errors.New("not possible while a copy-mode session runs")
+
+// RunOptions describe one `timeagent run`.
+type RunOptions struct {
+	Argv    []string
+	Summary string // -m; empty: the command line
+	Mode    string // ModeAuto, ModeCopy or ModeFuse
+	Dir     string // the child's working directory
+	Env     []string
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
+	// Progress returns a reporter for one long step (nil: none).
+	Progress func() cow.Progress
+	// Handler answers commands forwarded over the control socket.
+	Handler func(a *Active, req Request) Response
+	// Notice prints a one-line notice to the user (nil: none).
+	Notice func(string)
+	// Prepare runs after the session is recorded and before the child starts;
+	// it returns the child's environment, given the one prepared so far (PATH
+	// proxies are added here).
+	Prepare func(a *Active, env []string) ([]string, error)
+	// Finish runs after the child exited and the session was sealed.
+	Finish func(a *Active) error
+	Now    func() time.Time
+}
+
+// Result is what a finished session did.
+type Result struct {
+	Session  journal.Session
+	ExitCode int
+	// Changes is the net change of the whole session, sorted by path.
+	Changes []journal.Change
+	// Skipped lists paths a scan could not record (sockets, devices).
+	Skipped []string
+}
+
+// Active is a session in progress: what the control-socket handler works on.
+type Active struct {
+	W       *Workspace
+	Session journal.Session
+	Mode    string
+	Control string
+	opts    RunOptions
+
+	mu   sync.Mutex
+	task tasks.ID
+	last  cow.Manifest // the copy-mode scan the open task started from
+	first cow.Manifest // the copy-mode scan the session started from
+	rec   recorder
+}
+
+// recorder captures the layer of the open task; one per mode.
+type recorder interface {
+	// seal records the open task's layer and returns its changes.
+	seal(a *Active, t tasks.ID) ([]journal.Change, error)
+	// close ends capturing (after the child exited and the last task is sealed).
+	close(a *Active) error
+	// changes returns the session's net change so far, the open task included.
+	changes(a *Active) ([]journal.Change, error)
+	// move shows task to in the running session and returns how many paths
+	// changed.
+	move(a *Active, to tasks.ID) (int, error)
+}
+
+// Changes returns the session's net change so far, including the open task.
+func (a *Active) Changes() ([]journal.Change, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.rec.changes(a)
+}
+
+// Move makes task to the active state of the running session (undo, redo or
+// switch inside a session); copy mode refuses with ErrInSession.
+func (a *Active) Move(to tasks.ID) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.rec.move(a, to)
+}
+
+// Task returns the task the session is recording into.
+func (a *Active) Task() tasks.ID {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.task
+}
+
+// SummaryOf is the task summary for a command line or -m text.
+func SummaryOf(summary string, argv []string) string {
+	if summary != "" {
+		return tasks.Summarize(summary)
+	}
+	return tasks.Summarize(strings.Join(argv, " "))
+}
+
+func (o *RunOptions) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func (o *RunOptions) progress() cow.Progress {
+	if o.Progress == nil {
+		return nil
+	}
+	return o.Progress()
+}
+
+// Exclude returns the scan filter that keeps the state dir out of the tree
+// when it lies inside the root.
+func (w *Workspace) Exclude() func(string) bool {
+	if !InsideRoot(w.Root, w.StateDir) {
+		return nil
+	}
+	rel, _ := filepath.Rel(w.Root, w.StateDir)
+	rel = filepath.ToSlash(rel)
+	return func(p string) bool { return p == rel || strings.HasPrefix(p, rel+"/") }
+}
+
+// Run runs one session on w: record the starting point, start the child,
+// wait, and record what it changed. The session is finalised even when the
+// child fails. A child that cannot be started records nothing.
+func Run(w *Workspace, opts RunOptions) (Result, error) {
+	if len(opts.Argv) == 0 {
+		return Result{}, errors.New("run: no command given")
+	}
+	if _, err := LookPath(opts.Argv[0]); err != nil {
+		return Result{}, err
+	}
+	a := &Active{W: w, Mode: ModeCopy, opts: opts, Control: ControlAddr(w.StateDir)}
+	mode, err := chooseMode(opts.Mode, w, opts.Notice)
+	if err != nil {
+		return Result{}, err
+	}
+	a.Mode = mode
+	if err := a.begin(); err != nil {
+		return Result{}, err
+	}
+	code, runErr := a.runChild()
+	res, err := a.end(code)
+	if runErr != nil {
+		return res, runErr
+	}
+	return res, err
+}
+
+// begin records the starting point and the session's first task.
+func (a *Active) begin() error {
+	w := a.W
+	j := w.Journal
+	now := a.opts.now()
+	var id uint64
+	if err := j.Update(func(tx *journal.Tx) error {
+		var err error
+		id, err = tx.NextSessionID()
+		return err
+	}); err != nil {
+		return fmt.Errorf("start session: %w", err)
+	}
+	if a.Mode == ModeCopy {
+		if err := a.copyBaseline(now); err != nil {
+			return err
+		}
+		a.rec = copyRecorder{}
+	}
+	st, err := j.State()
+	if err != nil {
+		return fmt.Errorf("start session: %w", err)
+	}
+	tree, err := j.Tree()
+	if err != nil {
+		return fmt.Errorf("start session: %w", err)
+	}
+	t := tasks.Task{ID: st.Current + 1, Parent: st.Active, Summary: SummaryOf(a.opts.Summary, a.opts.Argv),
+		Session: id, Kind: tasks.KindAgent, Created: now}
+	sess := journal.Session{ID: id, Argv: a.opts.Argv, Mode: a.Mode, Pid: os.Getpid(), Root: w.Root,
+		StartedAt: now, ExitCode: -1, State: journal.SessionActive, Base: st.Active, Tasks: []tasks.ID{t.ID}}
+	if err := a.openTask(tree, st, t, sess); err != nil {
+		return err
+	}
+	if a.Mode == ModeFuse {
+		rec, err := startFuse(a)
+		if err != nil {
+			return err
+		}
+		a.rec = rec
+	}
+	return w.lock.Update(Holder{Pid: os.Getpid(), Command: "run", Session: id, Control: a.Control})
+}
+
+// openTask commits t as the new active task (applied too: the session's
+// work is the tree's state) together with the session record.
+func (a *Active) openTask(tree *tasks.Tree, st journal.State, t tasks.Task, sess journal.Session) error {
+	st.Clock++
+	t.Visit = st.Clock
+	visited := tree.Visit(t.Parent, st.Clock)
+	st.Active, st.Applied, st.Current = t.ID, t.ID, t.ID
+	err := a.W.Journal.Update(func(tx *journal.Tx) error {
+		for _, v := range visited {
+			if err := tx.PutTask(v); err != nil {
+				return err
+			}
+		}
+		if err := tx.PutTask(t); err != nil {
+			return err
+		}
+		if err := tx.PutSession(sess); err != nil {
+			return err
+		}
+		return tx.SetState(st)
+	})
+	if err != nil {
+		return fmt.Errorf("record task %d: %w", t.ID, err)
+	}
+	a.mu.Lock()
+	a.task = t.ID
+	a.Session = sess
+	a.mu.Unlock()
+	return nil
+}
+
+// copyBaseline scans the tree before the child starts. Differences from the
+// last known tree were made outside any session: they become an outside task
+// first, so nothing is lost.
+func (a *Active) copyBaseline(now time.Time) error {
+	j := a.W.Journal
+	cache, err := j.StatCache()
+	if err != nil {
+		return fmt.Errorf("read stat cache: %w", err)
+	}
+	m, skipped, err := cow.Scan(a.W.Tree, j, cow.ScanOptions{Cache: cache, Exclude: a.W.Exclude(), Progress: a.opts.progress()})
+	if err != nil {
+		return fmt.Errorf("scan %s: %w", a.W.Root, err)
+	}
+	a.notifySkipped(skipped)
+	if len(cache) > 0 {
+		if changes := cow.Diff(cache, m); len(changes) > 0 {
+			st, err := j.State()
+			if err != nil {
+				return err
+			}
+			id, err := cow.RecordOutside(j, st.Active, changes, now)
+			if err != nil {
+				return fmt.Errorf("record changes made outside a session: %w", err)
+			}
+			a.notice(fmt.Sprintf("%d path(s) changed since the last session; kept as task %d", len(changes), id))
+		}
+	}
+	if err := saveStats(j, cache, m); err != nil {
+		return err
+	}
+	a.last, a.first = m, m
+	return nil
+}
+
+func (a *Active) notice(s string) {
+	if a.opts.Notice != nil {
+		a.opts.Notice(s)
+	}
+}
+
+func (a *Active) notifySkipped(skipped []string) {
+	if len(skipped) == 0 {
+		return
+	}
+	shown := skipped
+	if len(shown) > 5 {
+		shown = shown[:5]
+	}
+	a.notice(fmt.Sprintf("not recorded (sockets or device files): %s%s", strings.Join(shown, ", "),
+		map[bool]string{true: fmt.Sprintf(" and %d more", len(skipped)-len(shown)), false: ""}[len(skipped) > len(shown)]))
+}
+
+// saveStats writes the entries of m that differ from old and deletes the
+// paths that are gone.
+func saveStats(j *journal.Journal, old, m cow.Manifest) error {
+	up := make(map[string]journal.StatEntry)
+	for p, e := range m {
+		if o, ok := old[p]; !ok || o != e {
+			up[p] = e
+		}
+	}
+	var del []string
+	for p := range old {
+		if _, ok := m[p]; !ok {
+			del = append(del, p)
+		}
+	}
+	if len(up) == 0 && len(del) == 0 {
+		return nil
+	}
+	if err := j.PutStats(up, del); err != nil {
+		return fmt.Errorf("save stat cache: %w", err)
+	}
+	return nil
+}
+
+func (a *Active) childEnv() []string {
+	env := append([]string(nil), a.opts.Env...)
+	env = setEnv(env, EnvRoot, a.W.Root)
+	env = setEnv(env, EnvSession, fmt.Sprint(a.Session.ID))
+	env = setEnv(env, EnvControl, a.Control)
+	return env
+}
+
+func setEnv(env []string, k, v string) []string {
+	out := env[:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, k+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, k+"="+v)
+}
+
+// runChild serves the control socket and runs the child to its end.
+func (a *Active) runChild() (int, error) {
+	srv, err := Serve(a.Control, func(req Request) Response {
+		if a.opts.Handler == nil {
+			return Response{Stderr: "timeagent: the session does not accept commands\n", Code: 1}
+		}
+		return a.opts.Handler(a, req)
+	})
+	if err != nil {
+		return 1, err
+	}
+	defer srv.Close()
+	env := a.childEnv()
+	if a.opts.Prepare != nil {
+		if env, err = a.opts.Prepare(a, env); err != nil {
+			return 1, err
+		}
+	}
+	dir := a.opts.Dir
+	if dir == "" {
+		dir = a.W.Root
+	}
+	child, err := StartChild(a.opts.Argv, dir, env, a.opts.Stdin, a.opts.Stdout, a.opts.Stderr)
+	if err != nil {
+		return 127, err
+	}
+	code := child.Wait()
+	return code, nil
+}
+
+// Checkpoint seals the open task and opens the next one (a child of it).
+func (a *Active) Checkpoint(summary string) (sealed tasks.ID, next tasks.ID, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	j := a.W.Journal
+	cur := a.task
+	changes, err := a.rec.seal(a, cur)
+	if err != nil {
+		return 0, 0, err
+	}
+	st, err := j.State()
+	if err != nil {
+		return 0, 0, err
+	}
+	t, err := j.Task(cur)
+	if err != nil {
+		return 0, 0, err
+	}
+	now := a.opts.now()
+	t.Ended, t.Files = now, len(changes)
+	if err := cow.CommitTask(j, t, changes, st); err != nil {
+		return 0, 0, fmt.Errorf("seal task %d: %w", cur, err)
+	}
+	tree, err := j.Tree()
+	if err != nil {
+		return 0, 0, err
+	}
+	if summary == "" {
+		summary = SummaryOf(a.opts.Summary, a.opts.Argv)
+	}
+	nt := tasks.Task{ID: st.Current + 1, Parent: cur, Summary: tasks.Summarize(summary), Session: a.Session.ID,
+		Kind: tasks.KindAgent, Created: now}
+	sess := a.Session
+	sess.Tasks = append(append([]tasks.ID(nil), sess.Tasks...), nt.ID)
+	a.mu.Unlock()
+	err = a.openTask(tree, st, nt, sess)
+	a.mu.Lock()
+	if err != nil {
+		return 0, 0, err
+	}
+	if fr, ok := a.rec.(interface{ opened(tasks.ID) error }); ok {
+		if err := fr.opened(nt.ID); err != nil {
+			return cur, nt.ID, err
+		}
+	}
+	return cur, nt.ID, nil
+}
+
+// end seals the last task and the session.
+func (a *Active) end(code int) (Result, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	j := a.W.Journal
+	res := Result{ExitCode: code}
+	cur := a.task
+	changes, err := a.rec.seal(a, cur)
+	if err != nil {
+		return res, err
+	}
+	if err := a.rec.close(a); err != nil {
+		return res, err
+	}
+	st, err := j.State()
+	if err != nil {
+		return res, err
+	}
+	t, err := j.Task(cur)
+	if err != nil {
+		return res, err
+	}
+	now := a.opts.now()
+	t.Ended, t.Files = now, len(changes)
+	if err := cow.CommitTask(j, t, changes, st); err != nil {
+		return res, fmt.Errorf("seal task %d: %w", cur, err)
+	}
+	sess := a.Session
+	sess.EndedAt, sess.ExitCode, sess.State = now, code, journal.SessionCompleted
+	if err := j.Update(func(tx *journal.Tx) error { return tx.PutSession(sess) }); err != nil {
+		return res, fmt.Errorf("end session %d: %w", sess.ID, err)
+	}
+	a.Session = sess
+	res.Session = sess
+	net, err := SessionChanges(j, sess)
+	if err != nil {
+		return res, err
+	}
+	res.Changes = net
+	if a.opts.Finish != nil {
+		if err := a.opts.Finish(a); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// SessionChanges is the net change of a session: from its base task to its
+// last task.
+func SessionChanges(j *journal.Journal, s journal.Session) ([]journal.Change, error) {
+	if len(s.Tasks) == 0 {
+		return nil, nil
+	}
+	return NetChanges(j, s.Base, s.Tasks[len(s.Tasks)-1])
+}
+
+// NetChanges is the change of every path from task a to task b, dropping
+// paths that end as they started.
+func NetChanges(j *journal.Journal, a, b tasks.ID) ([]journal.Change, error) {
+	tree, err := j.Tree()
+	if err != nil {
+		return nil, err
+	}
+	plan, err := cow.MakePlan(tree, j, a, b)
+	if err != nil {
+		return nil, err
+	}
+	var out []journal.Change
+	for p, after := range plan.Target {
+		before := plan.Expected[p]
+		if !before.Equal(after) {
+			out = append(out, journal.Change{Path: p, Before: before, After: after})
+		}
+	}
+	sortChanges(out)
+	return out, nil
+}

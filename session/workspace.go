@@ -1,0 +1,96 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/timeagent-dev/timeagent/journal"
+	"github.com/timeagent-dev/timeagent/recovery"
+)
+
+// Workspace is a root opened for one command: its lock held, its journal
+// open and the real tree reachable through an os.Root.
+type Workspace struct {
+	Root     string
+	StateDir string
+	Journal  *journal.Journal
+	Tree     *os.Root
+	// Unmounted is true when a stale overlay mount of a dead session was
+	// detached from the root while opening.
+	Unmounted bool
+	lock      *Lock
+}
+
+// RunningError means a session owns the root; commands go to its control socket.
+type RunningError struct{ Holder Holder }
+
+func (e *RunningError) Error() string {
+	return fmt.Sprintf("a session is running on this root (timeagent pid %d)", e.Holder.Pid)
+}
+
+// Unwrap lets errors.Is(err, ErrLocked) match.
+func (e *RunningError) Unwrap() error { return ErrLocked }
+
+// Open locks root's state dir and opens its journal and tree. When a session
+// holds the lock it returns a *RunningError naming it; another short command
+// holding the lock is waited for briefly.
+func Open(root, stateDir, command string) (*Workspace, error) {
+	l, held, err := WaitLock(stateDir, Holder{Pid: os.Getpid(), Command: command}, 10*time.Second)
+	if err != nil {
+		if errors.Is(err, ErrLocked) {
+			if held != nil && held.Command == "run" {
+				return nil, &RunningError{Holder: *held}
+			}
+			pid := 0
+			if held != nil {
+				pid = held.Pid
+			}
+			return nil, fmt.Errorf("%w (pid %d, %s): wait for it to finish", ErrLocked, pid, describe(held))
+		}
+		return nil, err
+	}
+	unmounted, err := recovery.UnmountStale(root)
+	if err != nil {
+		l.Release()
+		return nil, err
+	}
+	j, err := journal.Open(journalDir(stateDir), root)
+	if err != nil {
+		l.Release()
+		return nil, err
+	}
+	tree, err := os.OpenRoot(root)
+	if err != nil {
+		j.Close()
+		l.Release()
+		return nil, fmt.Errorf("open root %s: %w", root, err)
+	}
+	return &Workspace{Root: root, StateDir: stateDir, Journal: j, Tree: tree, Unmounted: unmounted, lock: l}, nil
+}
+
+func describe(h *Holder) string {
+	if h == nil || h.Command == "" {
+		return "another timeagent command"
+	}
+	return "timeagent " + h.Command
+}
+
+func journalDir(stateDir string) string { return stateDir + string(os.PathSeparator) + "journal" }
+
+// Lock returns the workspace's lock, so a session can describe itself in it.
+func (w *Workspace) Lock() *Lock { return w.lock }
+
+// Close closes the tree and the journal and releases the lock.
+func (w *Workspace) Close() error {
+	var errs []error
+	if w.Tree != nil {
+		errs = append(errs, w.Tree.Close())
+	}
+	if w.Journal != nil {
+		errs = append(errs, w.Journal.Close())
+	}
+	errs = append(errs, w.lock.Release())
+	return errors.Join(errs...)
+}
