@@ -32,7 +32,7 @@ func Format(w io.Writer, list []journal.Action) error {
 	fmt.Fprintln(tw, "SEQ\tTIME\tCATEGORY\tRISK\tDECISION\tEXIT\tDURATION\tCOMMAND")
 	anyRedacted := false
 	for _, a := range list {
-		shown, red := Redact(a.Argv)
+		shown, red := DisplayCommand(a.Argv)
 		anyRedacted = anyRedacted || red
 		exit, dur := strconv.Itoa(a.ExitCode), (time.Duration(a.DurationMs) * time.Millisecond).String()
 		if a.ExitCode == ExitUnknown {
@@ -42,7 +42,7 @@ func Format(w io.Writer, list []journal.Action) error {
 			exit, dur = "-", "-"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Seq, a.Time.Local().Format("2006-01-02 15:04:05"),
-			a.Category, a.Risk, a.Decision, exit, dur, ShellQuote(shown))
+			a.Category, a.Risk, a.Decision, exit, dur, shown)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("format actions: %w", err)

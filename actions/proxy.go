@@ -226,8 +226,7 @@ func RunProxy(tool string, args []string) int {
 	rec.name = recordName(a, os.Getpid())
 
 	if RiskAtLeast(risk, RiskHigh) && os.Getenv(EnvAllowHighRisk) != "1" {
-		shown, _ := Redact(argv)
-		cmdline := ShellQuote(shown)
+		cmdline, _ := DisplayCommand(argv)
 		prompt := fmt.Sprintf("timeagent: %s action (%s risk): %s — run it? [y/N] ", category, risk, cmdline)
 		yes, err := askTerminal(prompt)
 		switch {

@@ -98,3 +98,22 @@ func ansiCQuote(s string) string {
 	b.WriteByte('\'')
 	return b.String()
 }
+
+// DisplayCommand returns argv as one shell-quoted line for people, with the
+// values of secret-looking flags shown as a bare <redacted>, and whether any
+// were redacted.
+func DisplayCommand(argv []string) (string, bool) {
+	red, any := Redact(argv)
+	words := make([]string, len(red))
+	for i, a := range red {
+		switch {
+		case a == argv[i]:
+			words[i] = shellWord(a)
+		case a == Redacted:
+			words[i] = Redacted
+		default: // --flag=<redacted>
+			words[i] = shellWord(strings.TrimSuffix(a, Redacted)) + Redacted
+		}
+	}
+	return strings.Join(words, " "), any
+}

@@ -39,7 +39,7 @@ func Apply(root *os.Root, blobs Blobs, target map[string]NodeState, progress Pro
 		progress.Start("applying", int64(len(paths)))
 		defer progress.Done()
 	}
-	a := &applier{root: root, blobs: blobs, target: target, progress: progress, touched: map[string]bool{}}
+	a := &applier{root: root, blobs: blobs, target: target, progress: progress, touched: map[string]bool{}, writable: map[string]*os.FileMode{}}
 	parents := map[string]bool{}
 	for _, p := range paths {
 		parents[path.Dir(p)] = true
@@ -65,6 +65,34 @@ type applier struct {
 	target   map[string]NodeState
 	progress Progress
 	touched  map[string]bool // directories whose entries changed
+	// writable holds the directories checked to be owner-writable, with
+	// the mode to restore for those that were made so.
+	writable map[string]*os.FileMode
+}
+
+// ensureWritable makes dir owner-writable before an entry in it changes, so
+// a read-only directory still gets its children; setDirModes restores it.
+func (a *applier) ensureWritable(dir string) error {
+	if _, ok := a.writable[dir]; ok {
+		return nil
+	}
+	st, ok, err := a.lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !ok || st.kind != dirKind || st.mode&0o700 == 0o700 {
+		a.writable[dir] = nil
+		return nil
+	}
+	if err := a.hook("chmod", dir); err != nil {
+		return err
+	}
+	if err := a.root.Chmod(dir, st.mode|0o700); err != nil {
+		return fmt.Errorf("apply: chmod %s: %w", dir, err)
+	}
+	mode := st.mode
+	a.writable[dir] = &mode
+	return nil
 }
 
 func (a *applier) hook(op, p string) error {
@@ -109,6 +137,9 @@ func (a *applier) removeAll(paths []string) error {
 			return err
 		}
 		if ok && (t.Kind == absentKind || st.skip || st.kind != t.Kind) {
+			if err := a.ensureWritable(path.Dir(p)); err != nil {
+				return err
+			}
 			if err := a.hook("remove", p); err != nil {
 				return err
 			}
@@ -147,6 +178,9 @@ func (a *applier) makeDirs(paths []string) error {
 			if err := a.makeParents(p); err != nil {
 				return err
 			}
+			if err := a.ensureWritable(path.Dir(p)); err != nil {
+				return err
+			}
 			if err := a.hook("mkdir", p); err != nil {
 				return err
 			}
@@ -156,13 +190,6 @@ func (a *applier) makeDirs(paths []string) error {
 			a.touched[path.Dir(p)] = true
 		case st.kind != dirKind:
 			return fmt.Errorf("apply: mkdir %s: a %s is in the way", p, st.kind)
-		case st.mode&0o700 != 0o700:
-			if err := a.hook("chmod", p); err != nil {
-				return err
-			}
-			if err := a.root.Chmod(p, st.mode|0o700); err != nil {
-				return fmt.Errorf("apply: chmod %s: %w", p, err)
-			}
 		}
 		a.done()
 	}
@@ -187,6 +214,9 @@ func (a *applier) makeParents(p string) error {
 		return nil
 	}
 	if err := a.makeParents(dir); err != nil {
+		return err
+	}
+	if err := a.ensureWritable(path.Dir(dir)); err != nil {
 		return err
 	}
 	if err := a.hook("mkdir", dir); err != nil {
@@ -243,6 +273,9 @@ func (a *applier) writeFile(p string, t NodeState) error {
 		}
 	}
 	if err := a.makeParents(p); err != nil {
+		return err
+	}
+	if err := a.ensureWritable(path.Dir(p)); err != nil {
 		return err
 	}
 	if err := a.hook("write", p); err != nil {
@@ -346,6 +379,9 @@ func (a *applier) writeSymlink(p string, t NodeState) error {
 	if err := a.makeParents(p); err != nil {
 		return err
 	}
+	if err := a.ensureWritable(path.Dir(p)); err != nil {
+		return err
+	}
 	if err := a.hook("symlink", p); err != nil {
 		return err
 	}
@@ -370,6 +406,9 @@ func (a *applier) writeFifo(p string, t NodeState) error {
 		return a.chmod(p, st.mode, t.Mode)
 	}
 	if err := a.makeParents(p); err != nil {
+		return err
+	}
+	if err := a.ensureWritable(path.Dir(p)); err != nil {
 		return err
 	}
 	if err := a.hook("mkfifo", p); err != nil {
@@ -413,6 +452,16 @@ func (a *applier) setDirModes(paths []string) error {
 		}
 		if err := a.chmod(p, st.mode, t.Mode); err != nil {
 			return err
+		}
+	}
+	// Directories outside the target that were opened up get their mode back.
+	for _, dir := range sortedKeys(a.writable) {
+		mode := a.writable[dir]
+		if mode == nil || a.target[dir].Kind == dirKind {
+			continue
+		}
+		if err := a.root.Chmod(dir, *mode); err != nil && !isNotExist(err) {
+			return fmt.Errorf("apply: chmod %s: %w", dir, err)
 		}
 	}
 	return nil

@@ -46,9 +46,9 @@ func (n *node) ensureUF(p string) error {
 	if n.uf != nil && n.ufIno == uint64(st.Ino) {
 		return nil
 	}
-	f, err := os.OpenFile(up, os.O_RDWR, 0)
+	f, err := openUpper(up, os.O_RDWR)
 	if err != nil {
-		if f, err = os.Open(up); err != nil {
+		if f, err = openUpper(up, os.O_RDONLY); err != nil {
 			return err
 		}
 	}
@@ -82,9 +82,12 @@ func (n *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint3
 	o := n.o
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	ob, err := o.resolve(p)
+	ob, err := n.resolveSelf(p)
 	if err != nil {
 		return nil, 0, toErrno(err)
+	}
+	if ob.ifmt() != unix.S_IFREG {
+		return nil, 0, syscall.ELOOP
 	}
 	h := &handle{n: n, write: isWrite(flags)}
 	h.epoch.Store(o.epoch.Load())
@@ -137,7 +140,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, errno
 	}
 	up := o.upperPath(p)
-	f, err := os.OpenFile(up, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := openUpper(up, os.O_RDWR|os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return nil, nil, 0, toErrno(err)
 	}
@@ -325,7 +328,10 @@ func (n *node) Setattr(ctx context.Context, fh fusefs.FileHandle, in *fuse.SetAt
 	o := n.o
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if _, err := o.resolve(p); err != nil {
+	if _, err := n.resolveSelf(p); err != nil {
+		if n.anyFile() != nil {
+			return n.setattrOrphan(in, out)
+		}
 		return toErrno(err)
 	}
 	if err := o.touch(p); err != nil {
@@ -427,4 +433,9 @@ func (n *node) setattrOrphan(in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errn
 	}
 	fillAttr(&out.Attr, &st, n.StableAttr().Ino)
 	return 0
+}
+
+// openUpper opens a file of the upper tree, never following a final symlink.
+func openUpper(up string, flags int) (*os.File, error) {
+	return os.OpenFile(up, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 }

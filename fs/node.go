@@ -92,6 +92,20 @@ func (n *node) childPath(name string) (string, syscall.Errno) {
 	return c, 0
 }
 
+// resolveSelf resolves p and checks that it still names this node: between a
+// rename's reply and go-fuse moving its tree, a path can name another object.
+// Must hold o.mu.
+func (n *node) resolveSelf(p string) (object, error) {
+	ob, err := n.o.resolve(p)
+	if err != nil {
+		return ob, err
+	}
+	if n.o.inoOf(p, &ob) != n.StableAttr().Ino {
+		return ob, syscall.ENOENT
+	}
+	return ob, nil
+}
+
 var _ = (fusefs.NodeLookuper)((*node)(nil))
 
 // Lookup finds name in the merged directory.
@@ -119,7 +133,7 @@ func (n *node) Getattr(ctx context.Context, fh fusefs.FileHandle, out *fuse.Attr
 	if p, ok := n.path(); ok {
 		o := n.o
 		o.mu.Lock()
-		ob, err := o.resolve(p)
+		ob, err := n.resolveSelf(p)
 		o.mu.Unlock()
 		if err == nil {
 			fillAttr(&out.Attr, &ob.st, ino)
@@ -193,7 +207,7 @@ func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 	o := n.o
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	ob, err := o.resolve(p)
+	ob, err := n.resolveSelf(p)
 	if err != nil {
 		return nil, toErrno(err)
 	}
@@ -393,7 +407,7 @@ func copyObject(src, dst string) error {
 			return err
 		}
 	default:
-		in, err := os.Open(src)
+		in, err := openUpper(src, os.O_RDONLY)
 		if err != nil {
 			return err
 		}

@@ -139,6 +139,11 @@ func mount(opts Options, st store) (*Overlay, error) {
 		lower.close()
 		return nil, fmt.Errorf("mount %s: %w", o.path, err)
 	}
+	// The upper root stands for the lower root: same inode, mode, owner, times.
+	o.inos[""] = uint64(rst.Ino)
+	unix.Chmod(o.upper, uint32(rst.Mode)&0o7777)
+	unix.Lchown(o.upper, int(rst.Uid), int(rst.Gid))
+	unix.UtimesNanoAt(unix.AT_FDCWD, o.upper, []unix.Timespec{statAtime(&rst), statMtime(&rst)}, 0)
 	o.root = &node{o: o}
 	timeout := cacheTimeout
 	fopts := &fusefs.Options{

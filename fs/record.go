@@ -84,7 +84,7 @@ func (o *Overlay) blobOf(p string, ob *object) (journal.BlobRef, error) {
 	}
 	gen := e.gen
 	o.hmu.Unlock()
-	f, err := os.Open(o.upperPath(p))
+	f, err := openUpper(o.upperPath(p), os.O_RDONLY)
 	if err != nil {
 		return journal.BlobRef{}, err
 	}

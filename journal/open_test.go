@@ -180,7 +180,7 @@ func journalWithData(t *testing.T) string {
 	}
 	up := map[string]StatEntry{}
 	for i := 0; i < 20000; i++ {
-		up[fmt.Sprintf("p/%d", i)] = StatEntry{Kind: File, Size: int64(i)}
+		up[fmt.Sprintf("p/%d", i)] = StatEntry{Kind: Dir, Size: int64(i)}
 	}
 	if err := j.PutStats(up, nil); err != nil {
 		t.Fatal(err)
@@ -289,15 +289,20 @@ func openAndReadAll(dir string) error {
 		return err
 	}
 	defer j.Close()
-	if _, err := j.StatCache(); err != nil {
+	sc, err := j.StatCache()
+	if err != nil {
 		return err
 	}
+	lost := 20000 - len(sc)
 	damage, err := j.Verify(nil)
 	if err != nil {
 		return err
 	}
 	if len(damage) > 0 {
 		return fmt.Errorf("%w: %d damaged records, first %v", ErrCorrupt, len(damage), damage[0])
+	}
+	if lost != 0 {
+		return fmt.Errorf("%d stat entries lost without an error", lost)
 	}
 	return nil
 }

@@ -36,9 +36,18 @@ func checkTables(dir string, opt badger.Options) (err error) {
 		return err
 	}
 	defer f.Close()
-	m, _, err := badger.ReplayManifestFile(f, opt.ExternalMagicVersion, opt)
+	m, valid, err := badger.ReplayManifestFile(f, opt.ExternalMagicVersion, opt)
 	if err != nil {
 		return fmt.Errorf("%w: manifest: %v", ErrCorrupt, err)
+	}
+	if fi, err := f.Stat(); err == nil && valid < fi.Size() {
+		// The manifest ends in bytes badger will cut off. Tables that are
+		// on disk but no longer listed would be deleted by badger as
+		// leftovers of an interrupted compaction, losing their records.
+		if orphan := unlistedTable(dir, m); orphan != "" {
+			return fmt.Errorf("%w: manifest damaged after byte %d of %d: table %s is not listed",
+				ErrCorrupt, valid, fi.Size(), orphan)
+		}
 	}
 	for id := range m.Tables {
 		if err := checkTable(table.NewFilename(id, dir)); err != nil {
@@ -46,6 +55,22 @@ func checkTables(dir string, opt badger.Options) (err error) {
 		}
 	}
 	return nil
+}
+
+// unlistedTable returns a table file in dir that m does not list.
+func unlistedTable(dir string, m badger.Manifest) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		if id, ok := table.ParseFileID(e.Name()); ok {
+			if _, listed := m.Tables[id]; !listed {
+				return e.Name()
+			}
+		}
+	}
+	return ""
 }
 
 // checkTable checks one table's footer (checksum length, checksum, index

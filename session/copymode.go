@@ -12,7 +12,7 @@ import (
 // diffing it with the scan the task started from.
 type copyRecorder struct{}
 
-func (copyRecorder) seal(a *Active, _ tasks.ID) ([]journal.Change, error) {
+func (copyRecorder) seal(a *Active, _, _ tasks.ID) ([]journal.Change, error) {
 	j := a.W.Journal
 	m, skipped, err := cow.Scan(a.W.Tree, j, cow.ScanOptions{Cache: a.last, Exclude: a.W.Exclude(), Progress: a.opts.progress()})
 	if err != nil {

@@ -78,8 +78,9 @@ type Active struct {
 
 // recorder captures the layer of the open task; one per mode.
 type recorder interface {
-	// seal records the open task's layer and returns its changes.
-	seal(a *Active, t tasks.ID) ([]journal.Change, error)
+	// seal records the open task t's layer and returns its changes; later
+	// changes go to next (0 at the end of the session).
+	seal(a *Active, t, next tasks.ID) ([]journal.Change, error)
 	// close ends capturing (after the child exited and the last task is sealed).
 	close(a *Active) error
 	// changes returns the session's net change so far, the open task included.
@@ -202,7 +203,7 @@ func (a *Active) begin() error {
 		Session: id, Kind: tasks.KindAgent, Created: now}
 	sess := journal.Session{ID: id, Argv: a.opts.Argv, Mode: a.Mode, Pid: os.Getpid(), Root: w.Root,
 		StartedAt: now, ExitCode: -1, State: journal.SessionActive, Base: st.Active, Tasks: []tasks.ID{t.ID}}
-	if err := a.openTask(tree, st, t, sess); err != nil {
+	if err := a.openTaskLocked(tree, st, t, sess); err != nil {
 		return err
 	}
 	if a.Mode == ModeFuse {
@@ -215,13 +216,18 @@ func (a *Active) begin() error {
 	return w.lock.Update(Holder{Pid: os.Getpid(), Command: "run", Session: id, Control: a.Control})
 }
 
-// openTask commits t as the new active task (applied too: the session's
-// work is the tree's state) together with the session record.
-func (a *Active) openTask(tree *tasks.Tree, st journal.State, t tasks.Task, sess journal.Session) error {
+// openTask commits t as the new active task together with the session
+// record. In copy mode it is the applied task too (the child writes into the
+// real tree); in fuse mode the real tree stays at the session's base until
+// the session ends.
+func (a *Active) openTaskLocked(tree *tasks.Tree, st journal.State, t tasks.Task, sess journal.Session) error {
 	st.Clock++
 	t.Visit = st.Clock
 	visited := tree.Visit(t.Parent, st.Clock)
-	st.Active, st.Applied, st.Current = t.ID, t.ID, t.ID
+	st.Active, st.Current = t.ID, t.ID
+	if a.Mode == ModeCopy {
+		st.Applied = t.ID // the child writes into the real tree
+	}
 	err := a.W.Journal.Update(func(tx *journal.Tx) error {
 		for _, v := range visited {
 			if err := tx.PutTask(v); err != nil {
@@ -239,10 +245,8 @@ func (a *Active) openTask(tree *tasks.Tree, st journal.State, t tasks.Task, sess
 	if err != nil {
 		return fmt.Errorf("record task %d: %w", t.ID, err)
 	}
-	a.mu.Lock()
 	a.task = t.ID
 	a.Session = sess
-	a.mu.Unlock()
 	return nil
 }
 
@@ -376,11 +380,12 @@ func (a *Active) Checkpoint(summary string) (sealed tasks.ID, next tasks.ID, err
 	defer a.mu.Unlock()
 	j := a.W.Journal
 	cur := a.task
-	changes, err := a.rec.seal(a, cur)
+	st, err := j.State()
 	if err != nil {
 		return 0, 0, err
 	}
-	st, err := j.State()
+	next = st.Current + 1
+	changes, err := a.rec.seal(a, cur, next)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -400,20 +405,12 @@ func (a *Active) Checkpoint(summary string) (sealed tasks.ID, next tasks.ID, err
 	if summary == "" {
 		summary = SummaryOf(a.opts.Summary, a.opts.Argv)
 	}
-	nt := tasks.Task{ID: st.Current + 1, Parent: cur, Summary: tasks.Summarize(summary), Session: a.Session.ID,
+	nt := tasks.Task{ID: next, Parent: cur, Summary: tasks.Summarize(summary), Session: a.Session.ID,
 		Kind: tasks.KindAgent, Created: now}
 	sess := a.Session
 	sess.Tasks = append(append([]tasks.ID(nil), sess.Tasks...), nt.ID)
-	a.mu.Unlock()
-	err = a.openTask(tree, st, nt, sess)
-	a.mu.Lock()
-	if err != nil {
+	if err := a.openTaskLocked(tree, st, nt, sess); err != nil {
 		return 0, 0, err
-	}
-	if fr, ok := a.rec.(interface{ opened(tasks.ID) error }); ok {
-		if err := fr.opened(nt.ID); err != nil {
-			return cur, nt.ID, err
-		}
 	}
 	return cur, nt.ID, nil
 }
@@ -425,7 +422,7 @@ func (a *Active) end(code int) (Result, error) {
 	j := a.W.Journal
 	res := Result{ExitCode: code}
 	cur := a.task
-	changes, err := a.rec.seal(a, cur)
+	changes, err := a.rec.seal(a, cur, 0)
 	if err != nil {
 		return res, err
 	}

@@ -1,0 +1,14 @@
+//go:build !linux && !darwin
+
+package session
+
+import (
+	"errors"
+)
+
+// fuseSupported: there is no FUSE on this platform; sessions run in copy mode.
+func fuseSupported(*Workspace) error {
+	return errors.New("FUSE is not available on this platform")
+}
+
+func startFuse(*Active) (recorder, error) { return nil, fuseSupported(nil) }
