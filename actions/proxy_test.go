@@ -139,18 +139,6 @@ func (w *world) log(t *testing.T) []journal.Action {
 	return list
 }
 
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestProxyPassesArgvExactlyFromNestedShells(t *testing.T) {
 	w := newWorld(t)
 	home := os.Getenv("HOME")

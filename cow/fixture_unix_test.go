@@ -8,14 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-	"testing"
 )
 
 // buildRealisticTree fills dir with what a real repository holds: nested
 // directories, an empty one, an executable, a private file, a setgid
 // directory, symlinks (dangling, to a directory, relative up), a fifo, a
 // 5 MiB binary, a .git directory and a socket (which scans skip).
-func buildRealisticTree(t testing.TB, dir string) {
+func buildRealisticTree(t tb, dir string) {
 	t.Helper()
 	write(t, dir, "README.md", "# hello\n", 0o644)
 	write(t, dir, "src/main.go", "package main\n\nfunc main() {}\n", 0o644)
@@ -44,7 +43,7 @@ func buildRealisticTree(t testing.TB, dir string) {
 	t.Cleanup(func() { ln.Close() })
 }
 
-func mustDo(t testing.TB, err error) {
+func mustDo(t tb, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

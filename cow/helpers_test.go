@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"testing"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/timeagent-dev/timeagent/journal"
@@ -54,7 +53,7 @@ func (b *memBlobs) bytes(ref BlobRef) []byte {
 }
 
 // openRoot opens dir as an os.Root closed at the end of the test.
-func openRoot(t testing.TB, dir string) *os.Root {
+func openRoot(t tb, dir string) *os.Root {
 	t.Helper()
 	r, err := os.OpenRoot(dir)
 	if err != nil {
@@ -65,7 +64,7 @@ func openRoot(t testing.TB, dir string) *os.Root {
 }
 
 // write creates a file (and its parents) with content and mode.
-func write(t testing.TB, dir, rel, content string, mode os.FileMode) {
+func write(t tb, dir, rel, content string, mode os.FileMode) {
 	t.Helper()
 	p := filepath.Join(dir, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -89,7 +88,7 @@ func states(m Manifest) map[string]NodeState {
 }
 
 // scanStates scans root and returns its node states.
-func scanStates(t testing.TB, root *os.Root, blobs Blobs) map[string]NodeState {
+func scanStates(t tb, root *os.Root, blobs Blobs) map[string]NodeState {
 	t.Helper()
 	m, _, err := Scan(root, blobs, ScanOptions{})
 	if err != nil {
@@ -152,3 +151,22 @@ func splitSlash(p string) []string { return strings.Split(p, "/") }
 func fsMode(m uint32) os.FileMode { return os.FileMode(m) }
 
 func hashString(s string) uint64 { return xxhash.Sum64String(s) }
+
+// tb is what the helpers need of *testing.T, *testing.B and *rapid.T.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
+// tempDir makes a directory removed at the end of the test.
+func tempDir(t tb) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "cowtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}

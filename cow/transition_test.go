@@ -13,9 +13,9 @@ import (
 )
 
 // openJournal opens a fresh journal for rootDir, closed at the end of the test.
-func openJournal(t testing.TB, rootDir string) *journal.Journal {
+func openJournal(t tb, rootDir string) *journal.Journal {
 	t.Helper()
-	j, err := journal.Open(filepath.Join(t.TempDir(), "journal"), rootDir)
+	j, err := journal.Open(filepath.Join(tempDir(t), "journal"), rootDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func openJournal(t testing.TB, rootDir string) *journal.Journal {
 // runSession does what a copy-mode session does around fn: scan, run, scan,
 // record the difference as a task, child of the active task, and update the
 // stat cache. It returns the new task's id and the tree after it.
-func runSession(t testing.TB, j *journal.Journal, root *os.Root, fn func()) (tasks.ID, map[string]NodeState) {
+func runSession(t tb, j *journal.Journal, root *os.Root, fn func()) (tasks.ID, map[string]NodeState) {
 	t.Helper()
 	cache, err := j.StatCache()
 	if err != nil {
@@ -65,7 +65,7 @@ func runSession(t testing.TB, j *journal.Journal, root *os.Root, fn func()) (tas
 	return id, states(after)
 }
 
-func mustTransition(t testing.TB, j *journal.Journal, root *os.Root, to tasks.ID, opts TransitionOptions) TransitionResult {
+func mustTransition(t tb, j *journal.Journal, root *os.Root, to tasks.ID, opts TransitionOptions) TransitionResult {
 	t.Helper()
 	res, err := Transition(j, root, to, opts)
 	if err != nil {
@@ -74,14 +74,14 @@ func mustTransition(t testing.TB, j *journal.Journal, root *os.Root, to tasks.ID
 	return res
 }
 
-func assertTree(t testing.TB, root *os.Root, blobs Blobs, want map[string]NodeState) {
+func assertTree(t tb, root *os.Root, blobs Blobs, want map[string]NodeState) {
 	t.Helper()
 	if d := diffStates(withoutAbsent(want), scanStates(t, root, blobs)); d != "" {
 		t.Fatalf("real tree differs from the expected one:\n%s", d)
 	}
 }
 
-func assertState(t testing.TB, j *journal.Journal, active, applied tasks.ID) {
+func assertState(t tb, j *journal.Journal, active, applied tasks.ID) {
 	t.Helper()
 	st, err := j.State()
 	if err != nil {

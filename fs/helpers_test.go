@@ -3,131 +3,196 @@
 package fs
 
 import (
-	"bytes"
+	"crypto/sha256"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
-	"sync"
 	"testing"
 
-	"github.com/cespare/xxhash/v2"
-
+	"github.com/timeagent-dev/timeagent/cow"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
 
-// memStore is an in-memory journal used until the journal package is done.
-type memStore struct {
-	mu     sync.Mutex
-	blobs  map[journal.BlobRef][]byte
-	layers map[tasks.ID]map[string]journal.Change
-}
-
-func newMemStore() *memStore {
-	return &memStore{blobs: map[journal.BlobRef][]byte{}, layers: map[tasks.ID]map[string]journal.Change{}}
-}
-
-func (m *memStore) PutBlob(r io.Reader) (journal.BlobRef, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return journal.BlobRef{}, err
-	}
-	ref := journal.BlobRef{Hash: xxhash.Sum64(b), Size: int64(len(b))}
-	m.mu.Lock()
-	m.blobs[ref] = b
-	m.mu.Unlock()
-	return ref, nil
-}
-
-func (m *memStore) WriteBlob(ref journal.BlobRef, w io.Writer) error {
-	m.mu.Lock()
-	b, ok := m.blobs[ref]
-	m.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("blob %v: %w", ref, journal.ErrNotFound)
-	}
-	_, err := w.Write(b)
-	return err
-}
-
-func (m *memStore) PutChanges(id tasks.ID, cs []journal.Change) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	l := m.layers[id]
-	if l == nil {
-		l = map[string]journal.Change{}
-		m.layers[id] = l
-	}
-	for _, c := range cs {
-		l[c.Path] = c
-	}
-	return nil
-}
-
-func (m *memStore) DeleteChanges(id tasks.ID, paths []string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, p := range paths {
-		delete(m.layers[id], p)
-	}
-	return nil
-}
-
-func (m *memStore) LayerChange(id tasks.ID, p string) (journal.Change, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c, ok := m.layers[id][p]
-	return c, ok, nil
-}
-
-func (m *memStore) Layer(id tasks.ID) ([]journal.Change, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []journal.Change
-	for _, c := range m.layers[id] {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, nil
-}
-
 // testOverlay is a mounted overlay over a lower tree with content.
 type testOverlay struct {
 	*Overlay
-	root  string
-	store *memStore
+	root string
+	j    *journal.Journal
+	base map[string]string // the lower tree before the mount
 }
 
-// mountTest mounts an overlay over a fresh root filled by fill.
-func mountTest(t testing.TB, fill func(root string)) *testOverlay {
+// tb is what the helpers need from testing.T and rapid.T alike.
+type tb interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Logf(format string, args ...any)
+}
+
+// setupOverlay fills a fresh root, opens a real journal and mounts. The
+// returned cleanup unmounts and removes everything.
+func setupOverlay(t tb, fill func(root string)) (*testOverlay, func()) {
 	t.Helper()
-	root := t.TempDir()
-	staging := t.TempDir()
+	dir, err := os.MkdirTemp("", "fs-test-")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	root := filepath.Join(dir, "root")
+	staging := filepath.Join(dir, "staging")
+	for _, d := range []string{root, staging} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatalf("%v", err)
+		}
+	}
 	if fill != nil {
 		fill(root)
 	}
-	st := newMemStore()
-	o, err := mount(Options{RootPath: root, StagingDir: staging, Task: 1, Logf: t.Logf}, st)
+	base := snapshot(t, root)
+	j, err := journal.Open(filepath.Join(dir, "journal"), root)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("journal: %v", err)
 	}
-	t.Cleanup(func() {
+	o, err := Mount(Options{RootPath: root, StagingDir: staging, Journal: j, Task: 1, Logf: t.Logf})
+	if err != nil {
+		j.Close()
+		t.Fatalf("mount: %v", err)
+	}
+	to := &testOverlay{Overlay: o, root: root, j: j, base: base}
+	return to, func() {
 		if err := o.Unmount(); err != nil {
-			t.Errorf("unmount: %v", err)
+			t.Logf("unmount: %v", err)
 		}
-	})
-	return &testOverlay{Overlay: o, root: root, store: st}
+		j.Close()
+		os.RemoveAll(dir)
+	}
 }
 
-func writeFile(t testing.TB, p string, b []byte, mode os.FileMode) {
+// mountTest mounts an overlay for the duration of a test.
+func mountTest(t *testing.T, fill func(root string)) *testOverlay {
+	t.Helper()
+	o, cleanup := setupOverlay(t, fill)
+	t.Cleanup(cleanup)
+	return o
+}
+
+// snapshot describes every path under dir: kind, permission bits, content
+// hash or symlink target.
+func snapshot(t tb, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == "." {
+			return nil
+		}
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		mode := info.Mode()
+		switch {
+		case mode&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = "symlink " + target
+		case mode.IsDir():
+			out[rel] = fmt.Sprintf("dir %v", mode.Perm()|mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
+		case mode&fs.ModeNamedPipe != 0:
+			out[rel] = fmt.Sprintf("fifo %v", mode.Perm())
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = fmt.Sprintf("file %v %x", mode.Perm()|mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky), sha256.Sum256(b))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("snapshot %s: %v", dir, err)
+	}
+	return out
+}
+
+// diffSnapshots returns a readable difference, or "" when equal.
+func diffSnapshots(want, got map[string]string) string {
+	var keys []string
+	seen := map[string]bool{}
+	for k := range want {
+		keys, seen[k] = append(keys, k), true
+	}
+	for k := range got {
+		if !seen[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	s := ""
+	for _, k := range keys {
+		if want[k] != got[k] {
+			s += fmt.Sprintf("  %s: want %q got %q\n", k, want[k], got[k])
+		}
+	}
+	return s
+}
+
+// replay copies the lower tree to a new directory and applies the layers of
+// ids in order (after states) or in reverse (before states) with cow.Apply.
+func replay(t tb, j *journal.Journal, lower string, ids []tasks.ID, forward bool, into string) {
+	t.Helper()
+	if into == "" {
+		t.Fatalf("replay: no target dir")
+	}
+	if lower != "" {
+		if out, err := exec.Command("cp", "-a", lower+"/.", into).CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v %s", err, out)
+		}
+	}
+	r, err := os.OpenRoot(into)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	defer r.Close()
+	order := append([]tasks.ID(nil), ids...)
+	if !forward {
+		for i, k := 0, len(order)-1; i < k; i, k = i+1, k-1 {
+			order[i], order[k] = order[k], order[i]
+		}
+	}
+	for _, id := range order {
+		layer, err := j.Layer(id)
+		if err != nil {
+			t.Fatalf("layer %d: %v", id, err)
+		}
+		target := map[string]journal.NodeState{}
+		for _, c := range layer {
+			if forward {
+				target[c.Path] = c.After
+			} else {
+				target[c.Path] = c.Before
+			}
+		}
+		if _, err := cow.Apply(r, j, target, nil); err != nil {
+			t.Fatalf("apply layer %d: %v", id, err)
+		}
+	}
+}
+
+func writeFile(t tb, p string, b []byte, mode os.FileMode) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	if err := os.WriteFile(p, b, mode); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 }
 
@@ -140,7 +205,11 @@ func fillSample(root string) {
 	}
 	must(os.MkdirAll(filepath.Join(root, "lower/sub/deep"), 0o755))
 	must(os.WriteFile(filepath.Join(root, "lower/a.txt"), []byte("hello lower\n"), 0o644))
-	must(os.WriteFile(filepath.Join(root, "lower/sub/b.bin"), bytes.Repeat([]byte{0, 1, 2, 3}, 5000), 0o600))
+	b := make([]byte, 20000)
+	for i := range b {
+		b[i] = byte(i * 7)
+	}
+	must(os.WriteFile(filepath.Join(root, "lower/sub/b.bin"), b, 0o600))
 	must(os.WriteFile(filepath.Join(root, "lower/sub/deep/c.sh"), []byte("#!/bin/sh\necho hi\n"), 0o755))
 	must(os.Symlink("a.txt", filepath.Join(root, "lower/link")))
 	must(os.WriteFile(filepath.Join(root, "top.txt"), []byte("top\n"), 0o644))

@@ -12,7 +12,31 @@ import (
 )
 
 // posixKnownFail lists the posixtest cases the overlay cannot pass, with why.
-var posixKnownFail = map[string]string{}
+var posixKnownFail = map[string]string{
+	// Hard links are copies (design decision 5: the link relation is not
+	// kept across layers), so the new name has its own inode and nlink 1.
+	"Link": "hard links are copies",
+	// The test expects two fds of one process to conflict, which is what
+	// go-fuse's loopback gives with per-fd OFD locks; POSIX record locks
+	// belong to the process, so a local filesystem (TestPosixNativeLocks)
+	// grants the second lock like the overlay's kernel-side locking does.
+	"FcntlFlockLocksFile": "POSIX locks are per process; a local filesystem behaves the same",
+}
+
+// TestPosixNativeLocks shows that FcntlFlockLocksFile fails on a plain
+// directory too, i.e. the overlay behaves like a local filesystem.
+func TestPosixNativeLocks(t *testing.T) {
+	ft := &testing.T{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		posixtest.FcntlFlockLocksFile(ft, t.TempDir())
+	}()
+	<-done
+	if !ft.Failed() {
+		t.Fatal("FcntlFlockLocksFile passes on a local filesystem; the overlay should too")
+	}
+}
 
 func TestPosix(t *testing.T) {
 	var names []string

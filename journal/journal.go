@@ -50,7 +50,7 @@ func badgerOptions(dir string) badger.Options {
 		WithMetricsEnabled(false).
 		WithNumVersionsToKeep(1).
 		WithSyncWrites(false).
-		WithMemTableSize(8 << 20).
+		WithMemTableSize(4 << 20).
 		WithNumMemtables(2).
 		WithNumLevelZeroTables(4).
 		WithNumLevelZeroTablesStall(12).

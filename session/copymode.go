@@ -40,3 +40,5 @@ func (copyRecorder) changes(a *Active) ([]journal.Change, error) {
 func (copyRecorder) move(*Active, tasks.ID) (int, error) {
 	return 0, fmt.Errorf("undo, redo and switch are %w: the agent writes into the real tree; run them after the session ends (or use --mode fuse)", ErrInSession)
 }
+
+func (copyRecorder) flush() error { return nil }

@@ -69,12 +69,99 @@ func (r *fuseRecorder) close(a *Active) error {
 }
 
 func (r *fuseRecorder) changes(a *Active) ([]journal.Change, error) {
+	j := a.W.Journal
 	if err := r.o.Flush(); err != nil {
 		return nil, err
 	}
-	return NetChanges(a.W.Journal, a.Session.Base, a.task)
+	if !a.pending {
+		return NetChanges(j, a.Session.Base, a.task)
+	}
+	// A reserved task has no record yet: the view is its parent's state
+	// plus its own layer.
+	tree, err := j.Tree()
+	if err != nil {
+		return nil, err
+	}
+	plan, err := cow.MakePlan(tree, j, a.Session.Base, a.pendingParent)
+	if err != nil {
+		return nil, err
+	}
+	layer, err := j.Layer(a.task)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range layer {
+		if _, ok := plan.Expected[c.Path]; !ok {
+			plan.Expected[c.Path] = c.Before
+		}
+		plan.Target[c.Path] = c.After
+	}
+	return diffPlan(plan), nil
 }
 
+func (r *fuseRecorder) flush() error { return r.o.Flush() }
+
+// move shows task to in the mounted view at once. The open task is sealed
+// first (a reserved task only when something was written into it); later
+// changes go to a new reserved task, a child of to: a new branch, as for a
+// run after an undo.
 func (r *fuseRecorder) move(a *Active, to tasks.ID) (int, error) {
-	return 0, fmt.Errorf("undo, redo and switch are %w (fuse mode: not yet supported inside a session); run them after the session ends", ErrInSession)
+	j := a.W.Journal
+	if a.pending {
+		if _, err := a.recordPending(false); err != nil {
+			return 0, err
+		}
+	}
+	if !a.pending {
+		if err := r.o.Flush(); err != nil {
+			return 0, err
+		}
+		changes, err := j.Layer(a.task)
+		if err != nil {
+			return 0, err
+		}
+		st, err := j.State()
+		if err != nil {
+			return 0, err
+		}
+		t, err := j.Task(a.task)
+		if err != nil {
+			return 0, err
+		}
+		t.Ended, t.Files = a.opts.now(), len(changes)
+		if err := cow.CommitTask(j, t, changes, st); err != nil {
+			return 0, fmt.Errorf("seal task %d: %w", t.ID, err)
+		}
+	}
+	st, err := j.State()
+	if err != nil {
+		return 0, err
+	}
+	tree, err := j.Tree()
+	if err != nil {
+		return 0, err
+	}
+	plan, err := cow.MakePlan(tree, j, st.Active, to)
+	if err != nil {
+		return 0, err
+	}
+	next := st.Current + 1
+	if err := r.o.SetView(plan.Target, next); err != nil {
+		return 0, fmt.Errorf("show task %d: %w", to, err)
+	}
+	st.Clock++
+	visited := tree.Visit(to, st.Clock)
+	st.Active = to
+	if err := j.Update(func(tx *journal.Tx) error {
+		for _, v := range visited {
+			if err := tx.PutTask(v); err != nil {
+				return err
+			}
+		}
+		return tx.SetState(st)
+	}); err != nil {
+		return 0, fmt.Errorf("move to task %d: %w", to, err)
+	}
+	a.task, a.pending, a.pendingParent = next, true, to
+	return len(plan.Target), nil
 }

@@ -71,9 +71,14 @@ type Active struct {
 
 	mu   sync.Mutex
 	task tasks.ID
-	last  cow.Manifest // the copy-mode scan the open task started from
-	first cow.Manifest // the copy-mode scan the session started from
-	rec   recorder
+	// pending is true after a move inside a fuse session: task is reserved
+	// for the next change but has no record until something is written
+	// (recordPending), so undo/redo inside a session leave no empty tasks.
+	pending       bool
+	pendingParent tasks.ID
+	last          cow.Manifest // the copy-mode scan the open task started from
+	first         cow.Manifest // the copy-mode scan the session started from
+	rec           recorder
 }
 
 // recorder captures the layer of the open task; one per mode.
@@ -85,6 +90,8 @@ type recorder interface {
 	close(a *Active) error
 	// changes returns the session's net change so far, the open task included.
 	changes(a *Active) ([]journal.Change, error)
+	// flush makes everything written so far part of the open task's layer.
+	flush() error
 	// move shows task to in the running session and returns how many paths
 	// changed.
 	move(a *Active, to tasks.ID) (int, error)
@@ -95,6 +102,18 @@ func (a *Active) Changes() ([]journal.Change, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.rec.changes(a)
+}
+
+// Settle records a reserved task that has changes, so history moves
+// computed next start from where the view really is.
+func (a *Active) Settle() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.pending {
+		return nil
+	}
+	_, err := a.recordPending(false)
+	return err
 }
 
 // Move makes task to the active state of the running session (undo, redo or
@@ -379,6 +398,11 @@ func (a *Active) Checkpoint(summary string) (sealed tasks.ID, next tasks.ID, err
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	j := a.W.Journal
+	if a.pending {
+		if _, err := a.recordPending(true); err != nil {
+			return 0, 0, err
+		}
+	}
 	cur := a.task
 	st, err := j.State()
 	if err != nil {
@@ -415,6 +439,40 @@ func (a *Active) Checkpoint(summary string) (sealed tasks.ID, next tasks.ID, err
 	return cur, nt.ID, nil
 }
 
+// recordPending gives the reserved task of a fuse session its record, as a
+// child of the task the session moved to, when anything was written into it
+// (always when force). It reports whether the task now exists.
+func (a *Active) recordPending(force bool) (bool, error) {
+	j := a.W.Journal
+	if err := a.rec.flush(); err != nil {
+		return false, err
+	}
+	layer, err := j.Layer(a.task)
+	if err != nil {
+		return false, err
+	}
+	if len(layer) == 0 && !force {
+		return false, nil
+	}
+	st, err := j.State()
+	if err != nil {
+		return false, err
+	}
+	tree, err := j.Tree()
+	if err != nil {
+		return false, err
+	}
+	t := tasks.Task{ID: a.task, Parent: a.pendingParent, Summary: SummaryOf(a.opts.Summary, a.opts.Argv),
+		Session: a.Session.ID, Kind: tasks.KindAgent, Created: a.opts.now()}
+	sess := a.Session
+	sess.Tasks = append(append([]tasks.ID(nil), sess.Tasks...), t.ID)
+	if err := a.openTaskLocked(tree, st, t, sess); err != nil {
+		return false, err
+	}
+	a.pending = false
+	return true, nil
+}
+
 // end seals the last task and the session.
 func (a *Active) end(code int) (Result, error) {
 	a.mu.Lock()
@@ -422,6 +480,14 @@ func (a *Active) end(code int) (Result, error) {
 	j := a.W.Journal
 	res := Result{ExitCode: code}
 	cur := a.task
+	open := true
+	if a.pending {
+		recorded, err := a.recordPending(false)
+		if err != nil {
+			return res, err
+		}
+		open = recorded
+	}
 	changes, err := a.rec.seal(a, cur, 0)
 	if err != nil {
 		return res, err
@@ -429,18 +495,20 @@ func (a *Active) end(code int) (Result, error) {
 	if err := a.rec.close(a); err != nil {
 		return res, err
 	}
-	st, err := j.State()
-	if err != nil {
-		return res, err
-	}
-	t, err := j.Task(cur)
-	if err != nil {
-		return res, err
-	}
 	now := a.opts.now()
-	t.Ended, t.Files = now, len(changes)
-	if err := cow.CommitTask(j, t, changes, st); err != nil {
-		return res, fmt.Errorf("seal task %d: %w", cur, err)
+	if open {
+		st, err := j.State()
+		if err != nil {
+			return res, err
+		}
+		t, err := j.Task(cur)
+		if err != nil {
+			return res, err
+		}
+		t.Ended, t.Files = now, len(changes)
+		if err := cow.CommitTask(j, t, changes, st); err != nil {
+			return res, fmt.Errorf("seal task %d: %w", cur, err)
+		}
 	}
 	sess := a.Session
 	sess.EndedAt, sess.ExitCode, sess.State = now, code, journal.SessionCompleted
@@ -482,6 +550,12 @@ func NetChanges(j *journal.Journal, a, b tasks.ID) ([]journal.Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	return diffPlan(plan), nil
+}
+
+// diffPlan lists the paths of a plan whose target differs from the expected
+// state, sorted by path.
+func diffPlan(plan cow.Plan) []journal.Change {
 	var out []journal.Change
 	for p, after := range plan.Target {
 		before := plan.Expected[p]
@@ -490,5 +564,5 @@ func NetChanges(j *journal.Journal, a, b tasks.ID) ([]journal.Change, error) {
 		}
 	}
 	sortChanges(out)
-	return out, nil
+	return out
 }

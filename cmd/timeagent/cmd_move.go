@@ -132,6 +132,11 @@ type targetFunc func(ws *session.Workspace, tree *tasks.Tree, st journal.State) 
 func (a *app) move(action string, o moveOptions, target targetFunc) error {
 	return a.withWorkspace(action, func(ws *session.Workspace) error {
 		j := ws.Journal
+		if a.active != nil {
+			if err := a.active.Settle(); err != nil {
+				return err
+			}
+		}
 		st, err := j.State()
 		if err != nil {
 			return err

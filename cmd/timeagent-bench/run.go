@@ -1,0 +1,2 @@
+package main
+func runMain([]string) error { return nil }

@@ -1,0 +1,524 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests run the built binary on real git repositories with real child
+// processes. TestMain builds it once.
+
+var (
+	update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	binary string // path of the built timeagent
+)
+
+// modes are the capture modes every scenario runs in.
+var modes = []string{"copy"}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "timeagent-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "timeagent")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build timeagent:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env is one test's world: a state dir (TIMEAGENT_HOME) and a root.
+type env struct {
+	t    *testing.T
+	home string
+	root string
+	// scratch is a directory outside the root for files the test and its
+	// children exchange.
+	scratch string
+	extra   []string // more environment variables
+}
+
+// newEnv makes an env with an empty git repository as its root.
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{t: t, home: t.TempDir(), root: realDir(t, t.TempDir()), scratch: t.TempDir()}
+	e.git("init", "-q", "-b", "main")
+	return e
+}
+
+// newRealisticEnv makes an env whose root holds every kind of thing a
+// repository holds (see buildRealisticRepo).
+func newRealisticEnv(t *testing.T) *env {
+	t.Helper()
+	e := newEnv(t)
+	buildRealisticRepo(e)
+	return e
+}
+
+func realDir(t *testing.T, d string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// baseEnv is the environment of every process the tests start.
+func (e *env) baseEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "TIMEAGENT_") || strings.HasPrefix(kv, "GIT_") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	out = append(out, "TIMEAGENT_HOME="+e.home, "TA="+binary, "SCRATCH="+e.scratch,
+		"GIT_AUTHOR_NAME=test", "GIT_AUTHOR_EMAIL=test@example.com", "GIT_COMMITTER_NAME=test",
+		"GIT_COMMITTER_EMAIL=test@example.com", "GIT_AUTHOR_DATE=2026-01-01T00:00:00Z",
+		"GIT_COMMITTER_DATE=2026-01-01T00:00:00Z", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	return append(out, e.extra...)
+}
+
+// git runs git in the root (test set-up only).
+func (e *env) git(args ...string) {
+	e.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = e.root
+	cmd.Env = e.baseEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		e.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// result is what one timeagent invocation did.
+type result struct {
+	args   []string
+	stdout string
+	stderr string
+	code   int
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("timeagent %q: exit %d\nstdout:\n%s\nstderr:\n%s", r.args, r.code, r.stdout, r.stderr)
+}
+
+// cmd prepares timeagent ARGS in the root, stdin not a terminal.
+func (e *env) cmd(args ...string) *exec.Cmd {
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = e.root
+	cmd.Env = e.baseEnv()
+	return cmd
+}
+
+// ta runs timeagent ARGS in the root and returns what it did.
+func (e *env) ta(args ...string) result {
+	e.t.Helper()
+	return runCmd(e.t, e.cmd(args...), args)
+}
+
+func runCmd(t *testing.T, cmd *exec.Cmd, args []string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{args: args, stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			t.Fatalf("timeagent %q died of signal %v\n%s", args, ws.Signal(), r)
+		}
+	default:
+		t.Fatalf("timeagent %q: %v", args, err)
+	}
+	if strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine ") {
+		t.Fatalf("timeagent panicked:\n%s", r)
+	}
+	return r
+}
+
+// ok runs timeagent ARGS and fails the test unless it exits 0.
+func (e *env) ok(args ...string) result {
+	e.t.Helper()
+	r := e.ta(args...)
+	if r.code != 0 {
+		e.t.Fatalf("want exit 0:\n%s", r)
+	}
+	return r
+}
+
+// fails runs timeagent ARGS and fails the test unless it exits with code.
+func (e *env) fails(code int, args ...string) result {
+	e.t.Helper()
+	r := e.ta(args...)
+	if r.code != code {
+		e.t.Fatalf("want exit %d:\n%s", code, r)
+	}
+	return r
+}
+
+// run runs a session in the given mode: timeagent run --mode MODE -- ARGV.
+func (e *env) run(mode string, argv ...string) result {
+	e.t.Helper()
+	return e.ok(append([]string{"run", "--mode", mode, "--"}, argv...)...)
+}
+
+// sh runs a session whose child is sh -c SCRIPT.
+func (e *env) sh(mode, script string) result {
+	e.t.Helper()
+	return e.run(mode, "sh", "-c", script)
+}
+
+// jsonOf runs timeagent ARGS (which must include --json and succeed) and
+// decodes its stdout, checking that stdout is only JSON of schema 1.
+func (e *env) jsonOf(v any, args ...string) result {
+	e.t.Helper()
+	r := e.ok(args...)
+	decodeJSON(e.t, r, v)
+	return r
+}
+
+func decodeJSON(t *testing.T, r result, v any) {
+	t.Helper()
+	if !json.Valid([]byte(r.stdout)) {
+		t.Fatalf("stdout is not only JSON:\n%s", r)
+	}
+	var head struct {
+		SchemaVersion *int `json:"schemaVersion"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &head); err != nil || head.SchemaVersion == nil || *head.SchemaVersion != 1 {
+		t.Fatalf("want \"schemaVersion\": 1:\n%s", r)
+	}
+	if v != nil {
+		if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
+			t.Fatalf("decode: %v\n%s", err, r)
+		}
+	}
+}
+
+// Decoded JSON documents (the fields the tests look at).
+
+type statusDoc struct {
+	State   string `json:"state"`
+	Mode    string `json:"mode"`
+	Root    string `json:"root"`
+	Session *struct {
+		ID       uint64   `json:"id"`
+		Argv     []string `json:"argv"`
+		Pid      int      `json:"pid"`
+		ExitCode *int     `json:"exitCode"`
+		Tasks    []uint64 `json:"tasks"`
+	} `json:"session"`
+	ActiveTask  uint64 `json:"activeTask"`
+	CurrentTask uint64 `json:"currentTask"`
+	Error       string `json:"error"`
+}
+
+type logTask struct {
+	ID          uint64 `json:"id"`
+	Parent      uint64 `json:"parent"`
+	Summary     string `json:"summary"`
+	Kind        string `json:"kind"`
+	Status      string `json:"status"`
+	HasBranches bool   `json:"hasBranches"`
+	Session     uint64 `json:"session"`
+	Files       int    `json:"files"`
+}
+
+type logDoc struct {
+	ActiveTask  uint64    `json:"activeTask"`
+	CurrentTask uint64    `json:"currentTask"`
+	Tasks       []logTask `json:"tasks"`
+}
+
+type diffDoc struct {
+	From    uint64 `json:"from"`
+	To      uint64 `json:"to"`
+	Changes []struct {
+		Path   string `json:"path"`
+		Change string `json:"change"`
+	} `json:"changes"`
+}
+
+func (e *env) status() statusDoc {
+	e.t.Helper()
+	var s statusDoc
+	e.jsonOf(&s, "status", "--json")
+	return s
+}
+
+func (e *env) log() logDoc {
+	e.t.Helper()
+	var l logDoc
+	e.jsonOf(&l, "log", "--json")
+	return l
+}
+
+func (l logDoc) task(t *testing.T, id uint64) logTask {
+	t.Helper()
+	for _, x := range l.Tasks {
+		if x.ID == id {
+			return x
+		}
+	}
+	t.Fatalf("task %d not in log: %+v", id, l.Tasks)
+	return logTask{}
+}
+
+// Files.
+
+func (e *env) path(rel string) string { return filepath.Join(e.root, filepath.FromSlash(rel)) }
+
+func (e *env) write(rel, content string, perm os.FileMode) {
+	e.t.Helper()
+	writeFile(e.t, e.path(rel), []byte(content), perm)
+}
+
+func (e *env) read(rel string) string {
+	e.t.Helper()
+	b, err := os.ReadFile(e.path(rel))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(b)
+}
+
+func writeFile(t *testing.T, p string, b []byte, perm os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, perm); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, perm); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func symlink(t *testing.T, target, p string) {
+	t.Helper()
+	if err := os.Symlink(target, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// randomBytes is n deterministic pseudo-random bytes.
+func randomBytes(seed int64, n int) []byte {
+	b := make([]byte, n)
+	rand.New(rand.NewSource(seed)).Read(b)
+	return b
+}
+
+// buildRealisticRepo fills e.root with a committed history and, on top of
+// it, everything a working tree holds:
+//
+//	main.go             tracked, modified and not committed
+//	README.md           tracked
+//	.gitignore          tracked (ignores .env and build/)
+//	assets/logo.bin     tracked binary file (NUL bytes)
+//	scripts/run.sh      tracked executable script (0755)
+//	docs/a/b/c/deep.md  tracked, nested directories
+//	link-to-main        tracked symlink to a file
+//	link-to-docs        tracked symlink to a directory
+//	NOTES.md            untracked
+//	.env                ignored
+//	build/out.o         ignored
+//	big.bin             untracked, 5 MiB
+//	secret.txt          untracked, 0600
+//	dangling            untracked dangling symlink
+//	empty/              empty directory
+//	empty2/             empty directory (0700)
+func buildRealisticRepo(e *env) {
+	t := e.t
+	t.Helper()
+	e.write("main.go", "package main\n\nfunc main() { println(\"hello\") }\n", 0o644)
+	e.write("README.md", "# project\n\nSome words.\n", 0o644)
+	e.write(".gitignore", ".env\nbuild/\n", 0o644)
+	writeFile(t, e.path("assets/logo.bin"), append([]byte("\x89PNG\r\n\x1a\n\x00\x00"), randomBytes(1, 64<<10)...), 0o644)
+	e.write("scripts/run.sh", "#!/bin/sh\necho running\n", 0o755)
+	e.write("docs/a/b/c/deep.md", "deep\n", 0o644)
+	e.write("docs/index.md", "index\n", 0o644)
+	symlink(t, "main.go", e.path("link-to-main"))
+	symlink(t, "docs", e.path("link-to-docs"))
+	e.git("add", "-A")
+	e.git("commit", "-q", "-m", "first commit")
+	e.write("main.go", "package main\n\nfunc main() { println(\"hello, uncommitted work\") }\n", 0o644)
+	e.write("NOTES.md", "my notes, never committed\n", 0o644)
+	e.write(".env", "API_KEY=secret-local-value\n", 0o600)
+	e.write("build/out.o", "\x7fELF\x00\x00object", 0o644)
+	writeFile(t, e.path("big.bin"), randomBytes(2, 5<<20+123), 0o644)
+	e.write("secret.txt", "top secret\n", 0o600)
+	symlink(t, "nowhere/missing", e.path("dangling"))
+	for _, d := range []string{"empty", "empty2"} {
+		if err := os.Mkdir(e.path(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(e.path("empty2"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// manifest describes the whole tree below root, .git/ included: one line per
+// path with its type, all permission bits, size, sha256 and link target.
+func manifest(t *testing.T, root string) string {
+	t.Helper()
+	var lines []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		mode := info.Mode()
+		perm := fmt.Sprintf("%04o", uint32(mode.Perm())|extraBitsOf(mode))
+		switch {
+		case mode.IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(b)
+			lines = append(lines, fmt.Sprintf("%s\tfile\t%s\t%d\t%s\t", rel, perm, len(b), hex.EncodeToString(sum[:])))
+		case mode.IsDir():
+			if rel == "." {
+				return nil // the root itself is not part of the tree
+			}
+			lines = append(lines, fmt.Sprintf("%s\tdir\t%s\t\t\t", rel, perm))
+		case mode&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			lines = append(lines, fmt.Sprintf("%s\tsymlink\t\t\t\t%s", rel, target))
+		default:
+			lines = append(lines, fmt.Sprintf("%s\tother(%v)\t%s\t\t\t", rel, mode.Type(), perm))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("manifest of %s: %v", root, err)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func extraBitsOf(m fs.FileMode) uint32 {
+	var b uint32
+	if m&fs.ModeSetuid != 0 {
+		b |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		b |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		b |= 0o1000
+	}
+	return b
+}
+
+func (e *env) manifest() string {
+	e.t.Helper()
+	return manifest(e.t, e.root)
+}
+
+// sameManifest fails the test when got differs from want, listing the lines
+// that differ.
+func sameManifest(t *testing.T, what, want, got string) {
+	t.Helper()
+	if want == got {
+		return
+	}
+	wl, gl := lineSet(want), lineSet(got)
+	var diff []string
+	for l := range wl {
+		if !gl[l] {
+			diff = append(diff, "- "+l)
+		}
+	}
+	for l := range gl {
+		if !wl[l] {
+			diff = append(diff, "+ "+l)
+		}
+	}
+	sort.Slice(diff, func(i, j int) bool { return diff[i][2:] < diff[j][2:] })
+	if len(diff) > 60 {
+		diff = append(diff[:60], fmt.Sprintf("… and %d more", len(diff)-60))
+	}
+	t.Fatalf("%s: manifest differs (- want, + got):\n%s", what, strings.Join(diff, "\n"))
+}
+
+func lineSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, l := range strings.Split(s, "\n") {
+		m[l] = true
+	}
+	return m
+}
+
+// contains fails the test unless s contains every one of subs.
+func contains(t *testing.T, what, s string, subs ...string) {
+	t.Helper()
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			t.Fatalf("%s: want %q in:\n%s", what, sub, s)
+		}
+	}
+}
+
+// oneLine fails unless s is exactly one line starting with "timeagent: ".
+func oneLine(t *testing.T, s string) {
+	t.Helper()
+	if !strings.HasPrefix(s, "timeagent: ") || strings.Count(s, "\n") != 1 || !strings.HasSuffix(s, "\n") {
+		t.Fatalf("want one line \"timeagent: …\", got:\n%q", s)
+	}
+}
+
+// waitFor polls cond until it is true or the timeout passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
