@@ -94,7 +94,7 @@ func RuleDoc() string {
 			notes = append(notes, "no subcommand: "+tr.bare)
 		}
 		if len(tr.valueFlags) > 0 {
-			notes = append(notes, "flags skipped before the subcommand: `"+strings.Join(tr.valueFlags, "`, `")+"`")
+			notes = append(notes, "flags whose next argument is a value, not the subcommand: `"+strings.Join(tr.valueFlags, "`, `")+"`")
 		}
 		if tr.note != "" {
 			notes = append(notes, tr.note)

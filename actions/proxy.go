@@ -228,7 +228,9 @@ func RunProxy(tool string, args []string) int {
 	if RiskAtLeast(risk, RiskHigh) && os.Getenv(EnvAllowHighRisk) != "1" {
 		cmdline, _ := DisplayCommand(argv)
 		prompt := fmt.Sprintf("timeagent: %s action (%s risk): %s — run it? [y/N] ", category, risk, cmdline)
+		unlock := lockPrompts(rec.dir)
 		yes, err := askTerminal(prompt)
+		unlock()
 		switch {
 		case err != nil:
 			a.Decision, a.ExitCode = DecisionDenied, ExitRefused

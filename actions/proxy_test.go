@@ -478,3 +478,28 @@ func TestProxyForwardsSIGTERM(t *testing.T) {
 		t.Errorf("records %+v", list)
 	}
 }
+
+// BenchmarkProxyOverhead measures one call of a fake tool directly, through
+// the proxy unrecorded (git status: exec), and recorded (npm install: two
+// fsynced records).
+func BenchmarkProxyOverhead(b *testing.B) {
+	t := &testing.T{}
+	w := newWorld(t)
+	env := w.environ()
+	for _, bc := range []struct{ name, path, arg string }{
+		{"direct", filepath.Join(w.bin, "npm"), "install"},
+		{"unrecorded", filepath.Join(w.proxy, "git"), "status"},
+		{"recorded", filepath.Join(w.proxy, "npm"), "install"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				cmd := exec.Command(bc.path, bc.arg)
+				cmd.Args[0] = filepath.Base(bc.path)
+				cmd.Env = env
+				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -37,6 +38,26 @@ func askTerminal(prompt string) (bool, error) {
 		tty.WriteString("\n")
 		return false, nil
 	}
+}
+
+// lockPrompts serializes the questions of proxies running at the same time
+// (an exclusive flock on dir/.prompt.lock) so two prompts never share the
+// terminal. Without a usable dir it does not lock.
+func lockPrompts(dir string) (unlock func()) {
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ".prompt.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return func() {}
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	return func() { f.Close() }
 }
 
 // forwardSignals relays SIGTERM and SIGHUP to p, and SIGINT and SIGQUIT

@@ -41,6 +41,9 @@ func askTerminal(prompt string) (bool, error) {
 	}
 }
 
+// lockPrompts does not lock on Windows.
+func lockPrompts(dir string) (unlock func()) { return func() {} }
+
 // forwardSignals ignores Ctrl-C in the proxy while the tool runs: the
 // console delivers it to the tool itself.
 func forwardSignals(p *os.Process) (stop func()) {

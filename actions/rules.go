@@ -193,7 +193,7 @@ var (
 	sqlite = toolRules{
 		tools:    []string{"sqlite3"},
 		category: CategoryDatabase,
-		bare:     RiskNone,
+		bare:     RiskMedium,
 		dflt:     RiskMedium,
 		adjust:   adjustSQLite,
 		note:     "only a database file outside the session root counts (medium, high for destructive SQL on the command line); inside the root or in memory it is not an external action: no record",

@@ -24,6 +24,10 @@ var (
 	ErrBadPath = errors.New("invalid path in journal")
 	// ErrCwdRemoved: the user's current directory would be removed by the apply.
 	ErrCwdRemoved = errors.New("current directory would be removed")
+	// ErrUnsupported: a node kind this system cannot create (fifos on
+	// Windows). Apply skips such paths, finishes everything else and then
+	// returns this error listing them.
+	ErrUnsupported = errors.New("node kind not supported on this system")
 )
 
 // Blobs is the content store an apply reads from and a scan writes to.

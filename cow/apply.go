@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -56,7 +57,14 @@ func Apply(root *os.Root, blobs Blobs, target map[string]NodeState, progress Pro
 	if err := a.syncTouched(); err != nil {
 		return nil, err
 	}
-	return a.manifest(paths)
+	m, err := a.manifest(paths)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.unsupported) > 0 {
+		return m, fmt.Errorf("apply: %w, skipped: %s", ErrUnsupported, strings.Join(a.unsupported, ", "))
+	}
+	return m, nil
 }
 
 type applier struct {
@@ -68,6 +76,8 @@ type applier struct {
 	// writable holds the directories checked to be owner-writable, with
 	// the mode to restore for those that were made so.
 	writable map[string]*os.FileMode
+	// unsupported lists the paths of kinds this system cannot create.
+	unsupported []string
 }
 
 // ensureWritable makes dir owner-writable before an entry in it changes, so
@@ -243,6 +253,10 @@ func (a *applier) writeLeaves(paths []string) error {
 			err = a.writeFifo(p, t)
 		default:
 			continue
+		}
+		if errors.Is(err, ErrUnsupported) {
+			a.unsupported = append(a.unsupported, p)
+			err = nil
 		}
 		if err != nil {
 			return err
@@ -500,6 +514,9 @@ func (a *applier) manifest(paths []string) (Manifest, error) {
 			return nil, err
 		}
 		if !ok || st.kind != t.Kind {
+			if slices.Contains(a.unsupported, p) {
+				continue
+			}
 			return nil, fmt.Errorf("apply %s: is not a %s after the apply", p, t.Kind)
 		}
 		e := st.entry(t)

@@ -10,7 +10,7 @@ import (
 )
 
 // errNoFifo: Windows has no fifos.
-var errNoFifo = errors.New("fifos are not supported on Windows")
+var errNoFifo = fmt.Errorf("fifos: %w", ErrUnsupported)
 
 // dirHandle is a directory of the tree; on Windows names are resolved
 // through the os.Root, which keeps them inside the root.

@@ -1,6 +1,7 @@
 package cow
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -58,7 +59,9 @@ type TransitionResult struct {
 // first. Drifted paths are recorded as an outside task (child of the applied
 // task) before anything else; they are then overwritten only with opts.Yes or
 // opts.Confirm's consent, otherwise a wrapped ErrDrift is returned and the
-// real tree and the position in history are unchanged.
+// real tree and the position in history are unchanged. A wrapped
+// ErrUnsupported (fifos on Windows) comes with a completed transition: only
+// the listed paths were skipped.
 func Transition(j *journal.Journal, root *os.Root, to tasks.ID, opts TransitionOptions) (TransitionResult, error) {
 	if _, err := FinishIntent(j, root, opts.Progress); err != nil {
 		return TransitionResult{}, err
@@ -121,11 +124,12 @@ func Transition(j *journal.Journal, root *os.Root, to tasks.ID, opts TransitionO
 		res.Plan = plan
 	}
 	in := journal.Intent{From: plan.Walk.From, To: to, Started: opts.now(), Reason: opts.Reason}
-	if err := finishPlan(j, root, tree, plan, in, false, opts.Progress); err != nil {
+	err = finishPlan(j, root, tree, plan, in, false, opts.Progress)
+	if err != nil && !errors.Is(err, ErrUnsupported) {
 		return res, err
 	}
 	res.Written = len(plan.Changes())
-	return res, nil
+	return res, err
 }
 
 // FinishIntent finishes an apply a crash interrupted: it re-plans from the
@@ -148,7 +152,7 @@ func FinishIntent(j *journal.Journal, root *os.Root, progress Progress) (finishe
 		return false, fmt.Errorf("finish apply: %w", err)
 	}
 	if err := finishPlan(j, root, tree, plan, *in, true, progress); err != nil {
-		return false, err
+		return errors.Is(err, ErrUnsupported), err
 	}
 	return true, nil
 }
@@ -164,6 +168,10 @@ func finishPlan(j *journal.Journal, root *os.Root, tree *tasks.Tree, plan Plan, 
 		}
 	}
 	m, err := Apply(root, j, plan.Target, progress)
+	var unsupported error
+	if errors.Is(err, ErrUnsupported) {
+		unsupported, err = err, nil // the rest was applied: record the end, then report it
+	}
 	if err != nil {
 		return err
 	}
@@ -200,7 +208,7 @@ func finishPlan(j *journal.Journal, root *os.Root, tree *tasks.Tree, plan Plan, 
 	if err != nil {
 		return fmt.Errorf("apply %d -> %d: record end: %w", in.From, to, err)
 	}
-	return nil
+	return unsupported
 }
 
 // planDrift returns the touched paths whose real state differs from the

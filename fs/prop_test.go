@@ -6,14 +6,29 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 
 	"pgregory.net/rapid"
 
+	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
+
+// copyDir copies dir to a new temporary directory.
+func copyDir(t tb, dir string) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "fs-copy-")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if out, err := exec.Command("cp", "-a", dir+"/.", d).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	return d
+}
 
 // propNames is the small name pool random operations draw from, so that they
 // hit each other's paths and the lower tree's.
@@ -23,7 +38,9 @@ func fillProp(root string) {
 	writeFile(nopTB{}, filepath.Join(root, "a"), []byte("lower a\n"), 0o644)
 	writeFile(nopTB{}, filepath.Join(root, "d/a"), []byte("lower d/a content\n"), 0o600)
 	writeFile(nopTB{}, filepath.Join(root, "d/e/a"), []byte("deep"), 0o755)
-	os.Symlink("../a", filepath.Join(root, "d/b"))
+	// Symlink targets are relative without "..": wherever a link is moved,
+	// writing through it stays inside the tree.
+	os.Symlink("a", filepath.Join(root, "d/b"))
 }
 
 type nopTB struct{}
@@ -95,7 +112,7 @@ func errnoOf(err error) error {
 func genOp(t *rapid.T) op {
 	name := rapid.SampledFrom(propNames)
 	kind := rapid.SampledFrom([]string{"write", "write", "write", "truncate", "rename", "unlink",
-		"mkdir", "rmdir", "symlink", "chmod", "checkpoint"}).Draw(t, "kind")
+		"mkdir", "rmdir", "symlink", "chmod", "checkpoint", "undo"}).Draw(t, "kind")
 	x := op{kind: kind, p: name.Draw(t, "p")}
 	switch kind {
 	case "write":
@@ -106,7 +123,8 @@ func genOp(t *rapid.T) op {
 	case "rename":
 		x.q = name.Draw(t, "q")
 	case "symlink":
-		x.target = rapid.SampledFrom([]string{"a", "../x", "/etc/passwd"}).Draw(t, "target")
+		// Never a target outside the tree: writes follow symlinks.
+		x.target = rapid.SampledFrom([]string{"a", "x", "e/a", "a/b"}).Draw(t, "target")
 	case "chmod":
 		x.mode = os.FileMode(rapid.SampledFrom([]int{0o600, 0o755, 0o644, 0o700, 0o444}).Draw(t, "mode"))
 	}
@@ -125,27 +143,63 @@ func TestDifferential(t *testing.T) {
 		if err != nil {
 			rt.Fatalf("%v", err)
 		}
-		defer os.RemoveAll(model)
+		defer func() { os.RemoveAll(model) }()
 		fillProp(model)
-		ids := []tasks.ID{1}
+		// Every task remembers its parent and a copy of the model at its start,
+		// so undo can restore the model.
+		cur, next := tasks.ID(1), tasks.ID(2)
+		parent := map[tasks.ID]tasks.ID{1: 0}
+		starts := map[tasks.ID]string{1: copyDir(rt, model)}
+		defer func() {
+			for _, d := range starts {
+				os.RemoveAll(d)
+			}
+		}()
 		n := rapid.IntRange(1, 40).Draw(rt, "n")
 		for i := 0; i < n; i++ {
 			x := genOp(rt)
-			if x.kind == "checkpoint" {
-				next := ids[len(ids)-1] + 1
+			switch x.kind {
+			case "checkpoint":
 				if err := o.Checkpoint(next); err != nil {
 					rt.Fatalf("checkpoint: %v", err)
 				}
-				ids = append(ids, next)
+				parent[next], starts[next] = cur, copyDir(rt, model)
+				cur, next = next, next+1
 				continue
-			}
-			em, eo := errnoOf(x.apply(model)), errnoOf(x.apply(o.root))
-			if fmt.Sprint(em) != fmt.Sprint(eo) {
-				rt.Fatalf("%v: plain dir: %v, mount: %v", x, em, eo)
+			case "undo":
+				// Undo the active task: show its before states and record
+				// later changes in a new task on a branch from its parent.
+				if err := o.Flush(); err != nil {
+					rt.Fatalf("flush: %v", err)
+				}
+				layer, err := o.j.Layer(cur)
+				if err != nil {
+					rt.Fatalf("layer: %v", err)
+				}
+				target := map[string]journal.NodeState{}
+				for _, c := range layer {
+					target[c.Path] = c.Before
+				}
+				if err := o.SetView(target, next); err != nil {
+					rt.Fatalf("set view: %v", err)
+				}
+				os.RemoveAll(model)
+				model = copyDir(rt, starts[cur])
+				parent[next], starts[next] = parent[cur], copyDir(rt, model)
+				cur, next = next, next+1
+			default:
+				em, eo := errnoOf(x.apply(model)), errnoOf(x.apply(o.root))
+				if fmt.Sprint(em) != fmt.Sprint(eo) {
+					rt.Fatalf("%v: plain dir: %v, mount: %v", x, em, eo)
+				}
 			}
 			if d := diffSnapshots(snapshot(rt, model), snapshot(rt, o.root)); d != "" {
 				rt.Fatalf("after %v the trees differ:\n%s", x, d)
 			}
+		}
+		var ids []tasks.ID
+		for id := cur; id != 0; id = parent[id] {
+			ids = append([]tasks.ID{id}, ids...)
 		}
 		final := snapshot(rt, model)
 		if err := o.Unmount(); err != nil {

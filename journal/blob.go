@@ -131,6 +131,9 @@ func (j *Journal) PutBlob(r io.Reader) (BlobRef, error) {
 	var size int64
 	for {
 		n, rerr := io.ReadFull(r, buf)
+		if rerr == io.ErrUnexpectedEOF && list == nil {
+			return j.putSmallBlob(buf[:n])
+		}
 		if n > 0 {
 			chunk := buf[:n]
 			_, _ = digest.Write(chunk)
@@ -162,6 +165,9 @@ func (j *Journal) PutBytes(b []byte) (BlobRef, error) { return j.PutBlob(bytes.N
 // retryConflicts runs a write transaction, rerunning it when a concurrent
 // writer of the same key made it conflict, and converts badger panics.
 func (j *Journal) retryConflicts(fn func(txn *badger.Txn) error) error {
+	if j.closed.Load() {
+		return errClosed
+	}
 	var err error
 	for attempt := 0; attempt <= maxConflictRetries; attempt++ {
 		err = func() (err error) {
@@ -180,108 +186,157 @@ func (j *Journal) retryConflicts(fn func(txn *badger.Txn) error) error {
 	return err
 }
 
-// putChunk stores one chunk under the first sequence number whose slot is
-// free or already holds the same bytes. A slot whose stored bytes are
-// damaged (they do not decode to the key's hash and length) is repaired by
-// overwriting it with these bytes.
+// putChunk stores one chunk in a transaction of its own.
 func (j *Journal) putChunk(chunk []byte) (chunkRef, error) {
-	base := chunkRef{Hash: chunkHash(chunk), Len: uint32(len(chunk))}
-	var stored []byte // encoded once, on first need
+	w := newChunkWrite(chunk)
+	defer w.release()
 	var out chunkRef
-	scratchp := getChunkBuf()
-	defer putChunkBuf(scratchp)
 	err := j.retryConflicts(func(txn *badger.Txn) error {
-		for seq := 0; seq <= math.MaxUint16; seq++ {
-			c := base
-			c.Seq = uint16(seq)
-			key := chunkKey(c)
-			item, err := txn.Get(key)
-			same := false
-			switch {
-			case errors.Is(err, badger.ErrKeyNotFound):
-			case err != nil:
-				return readError(err)
-			default:
-				var damaged bool
-				verr := item.Value(func(v []byte) error {
-					got, err := decodeChunk(v, len(chunk), *scratchp)
-					if err != nil || chunkHash(got) != c.Hash {
-						damaged = true
-						return nil
-					}
-					same = bytes.Equal(got, chunk)
-					return nil
-				})
-				if verr != nil && !errors.Is(readError(verr), ErrCorrupt) {
-					return readError(verr)
-				}
-				if !damaged && verr == nil && !same {
-					continue // a collision: try the next slot
-				}
-			}
-			out = c
-			if same {
-				return nil
-			}
-			if stored == nil {
-				if stored, err = encodeChunk(chunk); err != nil {
-					return err
-				}
-			}
-			return txn.Set(key, stored)
-		}
-		return fmt.Errorf("chunk %016x/%d: every collision slot is taken", base.Hash, base.Len)
+		var err error
+		out, err = w.put(txn)
+		return err
 	})
 	if err != nil {
-		return chunkRef{}, fmt.Errorf("store chunk %016x/%d: %w", base.Hash, base.Len, classifyOpenError(err))
+		return chunkRef{}, fmt.Errorf("store chunk %016x/%d: %w", w.base.Hash, w.base.Len, classifyOpenError(err))
 	}
 	return out, nil
 }
 
-// putBlobRecord stores the chunk list of a blob under the first sequence
-// number that is free or already holds the same list.
+// putSmallBlob stores a blob of one chunk: chunk and blob record in one
+// transaction (most files of a source tree are smaller than a chunk).
+func (j *Journal) putSmallBlob(chunk []byte) (BlobRef, error) {
+	w := newChunkWrite(chunk)
+	defer w.release()
+	ref := BlobRef{Hash: w.base.Hash, Size: int64(len(chunk))}
+	var out BlobRef
+	err := j.retryConflicts(func(txn *badger.Txn) error {
+		c, err := w.put(txn)
+		if err != nil {
+			return err
+		}
+		out, err = putBlobTxn(txn, ref, encodeChunkList([]chunkRef{c}))
+		return err
+	})
+	if err != nil {
+		return BlobRef{}, fmt.Errorf("store blob %s: %w", ref, classifyOpenError(err))
+	}
+	return out, nil
+}
+
+// chunkWrite is one chunk on its way into the store.
+type chunkWrite struct {
+	chunk    []byte
+	base     chunkRef
+	stored   []byte // encoded form, made once on first need
+	scratchp *[]byte
+}
+
+func newChunkWrite(chunk []byte) *chunkWrite {
+	return &chunkWrite{
+		chunk:    chunk,
+		base:     chunkRef{Hash: chunkHash(chunk), Len: uint32(len(chunk))},
+		scratchp: getChunkBuf(),
+	}
+}
+
+func (w *chunkWrite) release() { putChunkBuf(w.scratchp) }
+
+// put stores the chunk under the first sequence number whose slot is free
+// or already holds the same bytes. A slot whose stored bytes are damaged
+// (they do not decode to the key's hash and length) is repaired by
+// overwriting it with these bytes.
+func (w *chunkWrite) put(txn *badger.Txn) (chunkRef, error) {
+	for seq := 0; seq <= math.MaxUint16; seq++ {
+		c := w.base
+		c.Seq = uint16(seq)
+		key := chunkKey(c)
+		item, err := txn.Get(key)
+		same := false
+		switch {
+		case errors.Is(err, badger.ErrKeyNotFound):
+		case err != nil:
+			return chunkRef{}, readError(err)
+		default:
+			var damaged bool
+			verr := item.Value(func(v []byte) error {
+				got, err := decodeChunk(v, len(w.chunk), *w.scratchp)
+				if err != nil || chunkHash(got) != c.Hash {
+					damaged = true
+					return nil
+				}
+				same = bytes.Equal(got, w.chunk)
+				return nil
+			})
+			if verr != nil && !errors.Is(readError(verr), ErrCorrupt) {
+				return chunkRef{}, readError(verr)
+			}
+			if !damaged && verr == nil && !same {
+				continue // a collision: try the next slot
+			}
+		}
+		if same {
+			return c, nil
+		}
+		if w.stored == nil {
+			if w.stored, err = encodeChunk(w.chunk); err != nil {
+				return chunkRef{}, err
+			}
+		}
+		return c, txn.Set(key, w.stored)
+	}
+	return chunkRef{}, fmt.Errorf("chunk %016x/%d: every collision slot is taken", w.base.Hash, w.base.Len)
+}
+
+// putBlobRecord stores the chunk list of a blob in a transaction of its own.
 func (j *Journal) putBlobRecord(ref BlobRef, list []chunkRef) (BlobRef, error) {
 	val := encodeChunkList(list)
 	var out BlobRef
 	err := j.retryConflicts(func(txn *badger.Txn) error {
-		for seq := 0; seq <= math.MaxUint16; seq++ {
-			r := ref
-			r.Seq = uint16(seq)
-			key := blobKey(r)
-			item, err := txn.Get(key)
-			switch {
-			case errors.Is(err, badger.ErrKeyNotFound):
-			case err != nil:
-				return readError(err)
-			default:
-				var same, damaged bool
-				verr := item.Value(func(v []byte) error {
-					if _, err := decodeChunkList(v); err != nil {
-						damaged = true
-					}
-					same = bytes.Equal(v, val)
-					return nil
-				})
-				if verr != nil && !errors.Is(readError(verr), ErrCorrupt) {
-					return readError(verr)
-				}
-				if same {
-					out = r
-					return nil
-				}
-				if !damaged && verr == nil {
-					continue
-				}
-			}
-			out = r
-			return txn.Set(key, val)
-		}
-		return fmt.Errorf("every collision slot is taken")
+		var err error
+		out, err = putBlobTxn(txn, ref, val)
+		return err
 	})
 	if err != nil {
 		return ref, classifyOpenError(err)
 	}
 	return out, nil
+}
+
+// putBlobTxn stores a blob's encoded chunk list under the first sequence
+// number that is free or already holds the same list (a damaged record in
+// the way is overwritten).
+func putBlobTxn(txn *badger.Txn, ref BlobRef, val []byte) (BlobRef, error) {
+	for seq := 0; seq <= math.MaxUint16; seq++ {
+		r := ref
+		r.Seq = uint16(seq)
+		key := blobKey(r)
+		item, err := txn.Get(key)
+		switch {
+		case errors.Is(err, badger.ErrKeyNotFound):
+		case err != nil:
+			return ref, readError(err)
+		default:
+			var same, damaged bool
+			verr := item.Value(func(v []byte) error {
+				if _, err := decodeChunkList(v); err != nil {
+					damaged = true
+				}
+				same = bytes.Equal(v, val)
+				return nil
+			})
+			if verr != nil && !errors.Is(readError(verr), ErrCorrupt) {
+				return ref, readError(verr)
+			}
+			if same {
+				return r, nil
+			}
+			if !damaged && verr == nil {
+				continue
+			}
+		}
+		return r, txn.Set(key, val)
+	}
+	return ref, fmt.Errorf("every collision slot is taken")
 }
 
 // chunkList reads a blob's chunk list and checks it against the reference.

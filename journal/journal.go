@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -34,9 +35,13 @@ type Journal struct {
 	root string
 	db   *badger.DB
 
+	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
 }
+
+// errClosed is returned by every method called after Close.
+var errClosed = errors.New("journal is closed")
 
 // badgerOptions are tuned for a CLI that opens the journal, does a little
 // and closes it, many times a minute: small memtables and caches (allocated
@@ -50,7 +55,7 @@ func badgerOptions(dir string) badger.Options {
 		WithMetricsEnabled(false).
 		WithNumVersionsToKeep(1).
 		WithSyncWrites(false).
-		WithMemTableSize(4 << 20).
+		WithMemTableSize(8 << 20).
 		WithNumMemtables(2).
 		WithNumLevelZeroTables(4).
 		WithNumLevelZeroTablesStall(12).
@@ -224,6 +229,8 @@ func (j *Journal) checkMeta() error {
 // Close flushes and closes the database.
 func (j *Journal) Close() error {
 	j.closeOnce.Do(func() {
+		j.closed.Store(true)
+		defer restrictFiles(j.dir)
 		defer func() {
 			if r := recover(); r != nil {
 				j.closeErr = fmt.Errorf("close journal %s: %w: badger panicked: %v", j.dir, ErrCorrupt, r)
@@ -244,15 +251,22 @@ func (j *Journal) Root() string { return j.root }
 
 // Sync makes everything written so far durable.
 func (j *Journal) Sync() error {
+	if j.closed.Load() {
+		return fmt.Errorf("sync journal %s: %w", j.dir, errClosed)
+	}
 	if err := j.db.Sync(); err != nil {
 		return fmt.Errorf("sync journal %s: %w", j.dir, classifyOpenError(err))
 	}
+	restrictFiles(j.dir)
 	return nil
 }
 
 // view runs fn in a read transaction, turning a panic (badger can panic on
 // damaged tables) or a memory fault on a damaged mmapped file into ErrCorrupt.
 func (j *Journal) view(op string, fn func(txn *badger.Txn) error) (err error) {
+	if j.closed.Load() {
+		return fmt.Errorf("%s: %w", op, errClosed)
+	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -423,6 +437,9 @@ func (j *Journal) DeleteChanges(id tasks.ID, paths []string) error {
 // batch runs fn over a WriteBatch (which splits itself into transactions of
 // the allowed size) and flushes it.
 func (j *Journal) batch(op string, fn func(wb *badger.WriteBatch) error) error {
+	if j.closed.Load() {
+		return fmt.Errorf("%s: %w", op, errClosed)
+	}
 	wb := j.db.NewWriteBatch()
 	defer wb.Cancel()
 	if err := fn(wb); err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -320,5 +321,120 @@ func TestOpenCreatesPrivateDir(t *testing.T) {
 		if info.Mode().Perm()&0o077 != 0 {
 			t.Errorf("%s is %v", e.Name(), info.Mode())
 		}
+	}
+}
+
+func TestUpdateIsAtomic(t *testing.T) {
+	j := openTest(t)
+	boom := errors.New("boom")
+	err := j.Update(func(tx *Tx) error {
+		if err := tx.PutTask(tasks.Task{ID: 1}); err != nil {
+			return err
+		}
+		if err := tx.SetState(State{Active: 1}); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := j.Task(1); !errors.Is(err, ErrNotFound) {
+		t.Errorf("task written by a failed update: %v", err)
+	}
+	if s, _ := j.State(); s != (State{}) {
+		t.Errorf("state written by a failed update: %+v", s)
+	}
+}
+
+func TestNextSessionIDConcurrent(t *testing.T) {
+	j := openTest(t)
+	const n = 20
+	ids := make(chan uint64, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := j.Update(func(tx *Tx) error {
+				id, err := tx.NextSessionID()
+				if err != nil {
+					return err
+				}
+				ids <- id // may run twice on a conflict; only the last is kept below
+				return tx.PutSession(Session{ID: id})
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	ss, err := j.Sessions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != n {
+		t.Fatalf("%d sessions for %d allocations", len(ss), n)
+	}
+	for i, s := range ss {
+		if s.ID != uint64(i+1) {
+			t.Errorf("session %d has id %d", i, s.ID)
+		}
+	}
+}
+
+func TestClosedJournal(t *testing.T) {
+	j := openTest(t)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
+	if _, err := j.State(); err == nil || errors.Is(err, ErrCorrupt) {
+		t.Errorf("State after close: %v", err)
+	}
+	if _, err := j.PutBytes([]byte("x")); err == nil || errors.Is(err, ErrCorrupt) {
+		t.Errorf("PutBytes after close: %v", err)
+	}
+	if err := j.Update(func(*Tx) error { return nil }); err == nil {
+		t.Error("Update after close succeeded")
+	}
+	if err := j.PutChanges(1, []Change{{Path: "a"}}); err == nil {
+		t.Error("PutChanges after close succeeded")
+	}
+}
+
+// TestNothingOnStderr opens healthy, busy and damaged journals with stderr
+// redirected to a file and checks that badger printed nothing.
+func TestNothingOnStderr(t *testing.T) {
+	tmp := t.TempDir()
+	out, err := os.Create(filepath.Join(tmp, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = out
+	func() {
+		defer func() { os.Stderr = saved }()
+		dir := filepath.Join(tmp, "j")
+		j, err := Open(dir, "/r")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if _, err := j.PutBytes(randomBytes(1 << 20)); err != nil {
+			t.Error(err)
+		}
+		Open(dir, "/r") // busy
+		j.Close()
+		os.WriteFile(filepath.Join(dir, "MANIFEST"), []byte("garbage"), 0o600)
+		Open(dir, "/r")
+	}()
+	out.Close()
+	b, _ := os.ReadFile(out.Name())
+	if len(b) > 0 {
+		t.Errorf("printed on stderr:\n%s", b)
 	}
 }

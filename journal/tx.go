@@ -18,6 +18,9 @@ const maxConflictRetries = 16
 // concurrent Update changed a key fn read, fn runs again in a fresh
 // transaction, so fn must only have effects through tx.
 func (j *Journal) Update(fn func(tx *Tx) error) (err error) {
+	if j.closed.Load() {
+		return fmt.Errorf("update journal %s: %w", j.dir, errClosed)
+	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	for attempt := 0; ; attempt++ {
 		err = j.update(fn)

@@ -121,6 +121,9 @@ type Session struct {
 	// Base is the task active when the session started; Tasks are the tasks it created.
 	Base  tasks.ID   `json:"base"`
 	Tasks []tasks.ID `json:"tasks"`
+	// Isolated sessions (run --isolate) leave the real tree at Base until
+	// `timeagent apply` or `undo`.
+	Isolated bool `json:"isolated,omitempty"`
 }
 
 // Intent is written durably before an apply starts and deleted after it

@@ -122,8 +122,10 @@ func finishDeadSession(t Target, s journal.Session) (journal.Session, string, er
 		last = s.Tasks[len(s.Tasks)-1]
 	}
 	var note string
-	switch s.Mode {
-	case "fuse":
+	switch {
+	case s.Isolated:
+		note = fmt.Sprintf("isolated session %d (pid %d) had died; its work is kept as task %d and the real files were not changed (timeagent apply writes it)", s.ID, s.Pid, last)
+	case s.Mode == "fuse":
 		n, err := finishDeadFuse(t, s, last)
 		if err != nil {
 			return s, "", err

@@ -51,6 +51,13 @@ func (r *fuseRecorder) seal(a *Active, t, next tasks.ID) ([]journal.Change, erro
 // is gone, so a crash at any point is finished by the next command.
 func (r *fuseRecorder) close(a *Active) error {
 	j := a.W.Journal
+	if a.Session.Isolated {
+		// The real tree stays at the session's base: apply or undo decide.
+		if err := r.o.Unmount(); err != nil {
+			return fmt.Errorf("end session %d: %w", a.Session.ID, err)
+		}
+		return nil
+	}
 	st, err := j.State()
 	if err != nil {
 		return err

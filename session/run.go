@@ -31,6 +31,9 @@ type RunOptions struct {
 	Argv    []string
 	Summary string // -m; empty: the command line
 	Mode    string // ModeAuto, ModeCopy or ModeFuse
+	// Isolate keeps the session's work out of the real tree (fuse mode in a
+	// private mount namespace): it stays at the base until apply or undo.
+	Isolate bool
 	Dir     string // the child's working directory
 	Env     []string
 	Stdin   io.Reader
@@ -179,6 +182,9 @@ func Run(w *Workspace, opts RunOptions) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if opts.Isolate && mode != ModeFuse {
+		return Result{}, fmt.Errorf("--isolate needs fuse mode, and this session would run in %s mode", mode)
+	}
 	a.Mode = mode
 	if err := a.begin(); err != nil {
 		return Result{}, err
@@ -221,7 +227,8 @@ func (a *Active) begin() error {
 	t := tasks.Task{ID: st.Current + 1, Parent: st.Active, Summary: SummaryOf(a.opts.Summary, a.opts.Argv),
 		Session: id, Kind: tasks.KindAgent, Created: now}
 	sess := journal.Session{ID: id, Argv: a.opts.Argv, Mode: a.Mode, Pid: os.Getpid(), Root: w.Root,
-		StartedAt: now, ExitCode: -1, State: journal.SessionActive, Base: st.Active, Tasks: []tasks.ID{t.ID}}
+		StartedAt: now, ExitCode: -1, State: journal.SessionActive, Base: st.Active, Tasks: []tasks.ID{t.ID},
+		Isolated: a.opts.Isolate}
 	if err := a.openTaskLocked(tree, st, t, sess); err != nil {
 		return err
 	}

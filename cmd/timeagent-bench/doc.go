@@ -9,6 +9,7 @@
 //	timeagent-bench gen -dir DIR -n FILES [-seed N]
 //	timeagent-bench modify -list FILE -root DIR -n FILES [-seed N]
 //	timeagent-bench scanprof -dir DIR [-cpuprofile FILE]
+//	timeagent-bench create -dir DIR -n FILES
 //
 // "run" is the whole benchmark; the others are its building blocks, also
 // useful on their own (scanprof profiles cow.Scan directly, cold and warm).

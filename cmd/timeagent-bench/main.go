@@ -18,6 +18,8 @@ func main() {
 		err = genMain(args)
 	case "modify":
 		err = modifyMain(args)
+	case "create":
+		err = createMain(args)
 	case "scanprof":
 		err = scanprofMain(args)
 	default:

@@ -116,7 +116,7 @@ can be inspected, undone, redone and branched afterwards.`,
 	pf.StringVar(&a.root, "root", "", "protect `DIR` (a plain directory) instead of the git repository")
 	root.AddCommand(
 		a.runCommand(), a.statusCommand(), a.logCommand(), a.diffCommand(), a.diffFileCommand(),
-		a.undoCommand(), a.redoCommand(), a.switchCommand(), a.checkpointCommand(),
+		a.undoCommand(), a.redoCommand(), a.switchCommand(), a.applyCommand(), a.checkpointCommand(),
 		a.recoverCommand(), a.verifyCommand(), a.versionCommand(), a.actionsCommand(), a.proxyCommand(),
 	)
 	return root

@@ -97,6 +97,41 @@ func (a *app) switchCommand() *cobra.Command {
 	return cmd
 }
 
+func (a *app) applyCommand() *cobra.Command {
+	var o moveOptions
+	cmd := &cobra.Command{
+		Use:   "apply",
+		Short: "Write the active task's state to the real files (after run --isolate)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if a.active != nil {
+				return errors.New("apply: a session is running; its work is applied when it ends")
+			}
+			err := a.move("apply", o, func(_ *session.Workspace, tree *tasks.Tree, st journal.State) (tasks.ID, error) {
+				if st.Applied == st.Active {
+					return 0, errNothingToApply{st.Active}
+				}
+				return st.Active, nil
+			})
+			var nothing errNothingToApply
+			if errors.As(err, &nothing) {
+				fmt.Fprintln(a.io.err, "timeagent: "+nothing.Error())
+				return nil
+			}
+			return err
+		},
+	}
+	a.moveFlags(cmd, &o)
+	return cmd
+}
+
+// errNothingToApply: the real files already show the active task.
+type errNothingToApply struct{ task tasks.ID }
+
+func (e errNothingToApply) Error() string {
+	return fmt.Sprintf("nothing to apply: the files already show task %d", e.task)
+}
+
 func (a *app) moveFlags(cmd *cobra.Command, o *moveOptions) {
 	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "apply even over files changed since their task ended (they are kept as a task first)")
 	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")

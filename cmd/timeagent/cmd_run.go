@@ -15,6 +15,7 @@ import (
 )
 
 type runOptions struct {
+	isolate       bool
 	mode          string
 	summary       string
 	allowHighRisk bool
@@ -40,6 +41,7 @@ The exit status is the command's (128+N when it died of signal N).`,
 	cmd.Flags().SetInterspersed(false)
 	cmd.Flags().StringVar(&o.mode, "mode", session.ModeAuto, "how changes are captured: auto, copy or fuse")
 	cmd.Flags().StringVarP(&o.summary, "message", "m", "", "task summary (default: the command line)")
+	cmd.Flags().BoolVar(&o.isolate, "isolate", false, "Linux: only the agent sees its changes; the real tree changes at `timeagent apply`")
 	cmd.Flags().BoolVar(&o.allowHighRisk, "allow-high-risk", false, "let high- and critical-risk external actions run without asking")
 	return cmd
 }
@@ -56,6 +58,19 @@ func (a *app) runRun(o runOptions, argv []string) error {
 	if _, err := session.LookPath(argv[0]); err != nil {
 		fmt.Fprintf(a.io.err, "timeagent: failed to start %q: command not found\n", argv[0])
 		return &exitError{127}
+	}
+	if o.isolate && o.mode == session.ModeCopy {
+		return &usageError{errors.New("--isolate needs fuse mode: drop --mode copy")}
+	}
+	if o.isolate && !session.Isolated() {
+		code, err := session.ReexecIsolated(a.argv, a.io.in, a.io.out, a.io.err)
+		if err != nil {
+			return err
+		}
+		if code != 0 {
+			return &exitError{code}
+		}
+		return nil
 	}
 	if err := a.locate(); err != nil {
 		return err
@@ -79,6 +94,7 @@ func (a *app) runRun(o runOptions, argv []string) error {
 		Argv:     argv,
 		Summary:  o.summary,
 		Mode:     o.mode,
+		Isolate:  o.isolate,
 		Dir:      a.cwd,
 		Env:      os.Environ(),
 		Stdin:    a.io.in,
@@ -137,7 +153,10 @@ func (a *app) printSessionSummary(res session.Result) {
 	}
 	fmt.Fprintln(w)
 	printChangeList(w, res.Changes, 20)
-	if len(res.Changes) > 0 {
+	switch {
+	case s.Isolated:
+		fmt.Fprintln(w, "timeagent: --isolate: your files were NOT changed; `timeagent apply` writes this work to them, `timeagent undo` discards it")
+	case len(res.Changes) > 0:
 		fmt.Fprintln(w, "timeagent: review with `timeagent diff`, revert with `timeagent undo`")
 	}
 }

@@ -1,0 +1,36 @@
+#!/bin/sh
+# bench.sh — run the timeagent benchmark ("make bench" builds bin/timeagent first).
+#
+# Prints tables of ratios measured in one run and writes them as markdown to
+# bench/RESULTS.md. Environment:
+#   BENCH_QUICK=1   smaller trees (2k and 10k files) and files, for a quick look
+#   BENCH_WORK=DIR  where trees, journals and scratch live (default /var/tmp/timeagent-bench;
+#                   generated trees are kept there and reused by the next run)
+#   BENCH_REPS=N    repetitions of each step, median taken (default 3)
+#
+# Sections: copy-mode checkpoints (10k and 100k files) against cp -a and a git
+# shadow repository; undo of 1,000 changed files against cp -a and git
+# checkout; a file over 100 MiB (time, peak RSS, sha256 after undo); fuse:
+# session start and the issue-3 workloads natively, in fuse-overlayfs and in
+# "timeagent run --mode fuse" (reported as "fuse: not available: <reason>"
+# while the FUSE mode is not wired into sessions).
+set -eu
+cd "$(dirname "$0")/.."
+
+# Tools the benchmark runs for real.
+need=""
+command -v git >/dev/null || need="$need git"
+command -v fuse-overlayfs >/dev/null || need="$need fuse-overlayfs"
+command -v fusermount3 >/dev/null || command -v fusermount >/dev/null || need="$need fuse3"
+[ -x /usr/bin/time ] || need="$need time"
+command -v sha256sum >/dev/null || need="$need coreutils"
+if [ -n "$need" ]; then
+	echo "bench: installing$need" >&2
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
+fi
+[ -x bin/timeagent ] || go build -o bin/timeagent ./cmd/timeagent
+go build -o bin/timeagent-bench ./cmd/timeagent-bench
+
+quick=""
+[ "${BENCH_QUICK:-}" = 1 ] && quick="-quick"
+exec bin/timeagent-bench run $quick -reps "${BENCH_REPS:-3}" -bin bin/timeagent -out bench/RESULTS.md

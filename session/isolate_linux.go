@@ -1,0 +1,46 @@
+//go:build linux
+
+package session
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+)
+
+// EnvIsolated marks the timeagent process that runs inside its own mount
+// namespace (run --isolate).
+const EnvIsolated = "TIMEAGENT_ISOLATED"
+
+// Isolated reports whether this process is the namespaced half of run --isolate.
+func Isolated() bool { return os.Getenv(EnvIsolated) == "1" }
+
+// ReexecIsolated runs this same timeagent command line again in a private
+// mount namespace (the kernel makes its mounts private), so the overlay it
+// mounts is seen only by the agent's process tree. It returns the exit code.
+func ReexecIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 1, fmt.Errorf("--isolate: find the timeagent executable: %w", err)
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Env = append(os.Environ(), EnvIsolated+"=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGTERM}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return 1, fmt.Errorf("--isolate: start in a private mount namespace: %w", err)
+	}
+	go func() {
+		for s := range sigs {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	err = cmd.Wait()
+	return exitStatus(cmd.ProcessState, err), nil
+}
