@@ -97,15 +97,21 @@ func (a *app) verifyCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withWorkspace("verify", func(ws *session.Workspace) error {
 				p := a.progress()
-				if p != nil {
-					p.Start("verifying", -1)
-					defer p.Done()
-				}
+				last := -1
 				damage, err := ws.Journal.Verify(func(done, total int) {
-					if p != nil {
-						p.Add(1)
+					if p == nil {
+						return
 					}
+					if last < 0 {
+						p.Start("verifying", int64(total))
+						last = 0
+					}
+					p.Add(int64(done - last))
+					last = done
 				})
+				if p != nil {
+					p.Done()
+				}
 				if err != nil {
 					return err
 				}

@@ -22,7 +22,8 @@ type termProgress struct {
 
 func newTermProgress(w *os.File) *termProgress { return &termProgress{w: w} }
 
-const progressDelay = time.Second
+// progressDelay is how long work runs before a bar appears (a var for tests).
+var progressDelay = time.Second
 
 func (p *termProgress) Start(label string, total int64) {
 	p.mu.Lock()
