@@ -108,3 +108,17 @@ func RuleDoc() string {
 		"`none` means not an external action: passed through to the real tool with no record.\n")
 	return b.String()
 }
+
+// RedactActions returns a copy of list with every argv passed through Redact
+// (for JSON output), and whether any value was redacted.
+func RedactActions(list []journal.Action) ([]journal.Action, bool) {
+	out := make([]journal.Action, len(list))
+	any := false
+	for i, a := range list {
+		red, r := Redact(a.Argv)
+		a.Argv = red
+		any = any || r
+		out[i] = a
+	}
+	return out, any
+}

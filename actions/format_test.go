@@ -38,6 +38,10 @@ func TestFormatAndCounts(t *testing.T) {
 	if !strings.Contains(b.String(), "No external actions") {
 		t.Errorf("empty: %q", b.String())
 	}
+	red, any := RedactActions(list)
+	if !any || red[1].Argv[2] != "--token="+Redacted || list[1].Argv[2] != "--token=xyz" || red[0].Argv[2] != "a b" {
+		t.Errorf("RedactActions %v %v", red, any)
+	}
 	c := Counts(list)
 	if c["risk"][RiskHigh] != 1 || c["risk"][RiskCritical] != 1 || c["decision"][DecisionDenied] != 1 || c["decision"][DecisionAllowed] != 1 {
 		t.Errorf("counts %v", c)

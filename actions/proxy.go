@@ -45,10 +45,15 @@ const MaxDepth = 8
 
 // Env is what a session tells its proxies.
 type Env struct {
-	ProxyDir      string
-	ActionsDir    string
-	Root          string
-	Session       uint64
+	// ProxyDir is the directory Install filled; it goes first on PATH.
+	ProxyDir string
+	// ActionsDir receives one record file per call (see ReadLog).
+	ActionsDir string
+	// Root is the session root.
+	Root string
+	// Session is the session id written into every record.
+	Session uint64
+	// AllowHighRisk runs high and critical actions without asking.
 	AllowHighRisk bool
 }
 
@@ -235,7 +240,7 @@ func RunProxy(tool string, args []string) int {
 		case err != nil:
 			a.Decision, a.ExitCode = DecisionDenied, ExitRefused
 			rec.write(a)
-			fmt.Fprintf(proxyStderr, "timeagent: refused %s action (%s risk) with no terminal to ask: %s; to allow it, start the session with `timeagent run --allow-high-risk ...` or run it yourself outside the session\n", category, risk, cmdline)
+			fmt.Fprintf(proxyStderr, "timeagent: refused %s action (%s risk) with no terminal to ask (%v): %s; to allow it, start the session with `timeagent run --allow-high-risk ...` or run it yourself outside the session\n", category, risk, err, cmdline)
 			return ExitRefused
 		case !yes:
 			a.Decision, a.ExitCode = DecisionDenied, ExitRefused
@@ -313,11 +318,12 @@ var errNotFound = errors.New("not found outside the proxy directory")
 // findReal searches path (a PATH value) in order for tool, skipping every
 // entry that is the proxy directory (also through symlinks or relative
 // entries, resolved against cwd), repeated entries, and candidates that are
-// the running executable or symlinks into the proxy directory.
+// the running executable (the same file, through symlinks or hard links) or
+// symlinks into the proxy directory.
 func findReal(tool, proxyDir, path, cwd string) (string, error) {
 	proxyCanon, _ := canonical(proxyDir)
 	self, _ := os.Executable()
-	selfCanon, _ := canonical(self)
+	selfInfo, _ := os.Stat(self)
 	seen := map[string]bool{}
 	for _, entry := range filepath.SplitList(path) {
 		if entry == "" {
@@ -343,8 +349,8 @@ func findReal(tool, proxyDir, path, cwd string) (string, error) {
 			if !isExecutable(cand) {
 				continue
 			}
-			if c, err := canonical(cand); err == nil && selfCanon != "" && sameCanon(c, selfCanon) {
-				continue
+			if fi, err := os.Stat(cand); err == nil && selfInfo != nil && os.SameFile(fi, selfInfo) {
+				continue // timeagent itself, through a symlink or a hard link
 			}
 			if linksInto(cand, proxyCanon) {
 				continue

@@ -43,7 +43,7 @@ type world struct {
 	env                                 Env
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	dir := t.TempDir()
 	w := &world{
@@ -351,7 +351,12 @@ func TestProxyNeverFindsItself(t *testing.T) {
 	if err := os.Symlink(self, filepath.Join(selfBin, "npm")); err != nil {
 		t.Fatal(err)
 	}
-	loops := strings.Join([]string{w.proxy, "proxy", "./proxy/", "", alias, linkBin, selfBin, w.proxy}, ":")
+	hardBin := filepath.Join(w.dir, "hardbin")
+	os.Mkdir(hardBin, 0o700)
+	if err := os.Link(self, filepath.Join(hardBin, "npm")); err != nil {
+		t.Fatal(err)
+	}
+	loops := strings.Join([]string{w.proxy, "proxy", "./proxy/", "", alias, linkBin, selfBin, hardBin, w.proxy}, ":")
 	env := w.environ()
 	r := w.shell(t, "npm install x", setEnv(env, "PATH", loops+":"+w.bin+":/usr/bin:/bin"), "")
 	if r.code != 0 {
@@ -483,8 +488,7 @@ func TestProxyForwardsSIGTERM(t *testing.T) {
 // the proxy unrecorded (git status: exec), and recorded (npm install: two
 // fsynced records).
 func BenchmarkProxyOverhead(b *testing.B) {
-	t := &testing.T{}
-	w := newWorld(t)
+	w := newWorld(b)
 	env := w.environ()
 	for _, bc := range []struct{ name, path, arg string }{
 		{"direct", filepath.Join(w.bin, "npm"), "install"},
@@ -501,5 +505,159 @@ func BenchmarkProxyOverhead(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func TestProxyInBackgroundIsRefusedNotStopped(t *testing.T) {
+	w := newWorld(t)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			panic("proxy in a background process group hangs")
+		}
+	}()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	go func() { // drain the terminal
+		buf := make([]byte, 4096)
+		for {
+			if _, err := ptmx.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	cmd := exec.Command("/bin/sh", "-c", "set -m; kubectl delete pod web & wait $!; echo \"code=$?\"")
+	cmd.Dir = w.dir
+	cmd.Env = w.environ()
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	cmd.ExtraFiles = []*os.File{tty}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s %s", err, so.String(), se.String())
+	}
+	close(done)
+	tty.Close()
+	if !strings.Contains(so.String(), "code=126") || !strings.Contains(se.String(), "foreground") {
+		t.Errorf("stdout %q stderr %q", so.String(), se.String())
+	}
+	if list := w.log(t); len(list) != 1 || list[0].Decision != DecisionDenied {
+		t.Errorf("records %+v", list)
+	}
+}
+
+// TestProxyOutlivesKilledSession kills -9 the process standing for the
+// session (the shell that started the proxy): the proxy still finishes its
+// call and completes the record.
+func TestProxyOutlivesKilledSession(t *testing.T) {
+	w := newWorld(t)
+	cmd := exec.Command("/bin/sh", "-c", "npm install slow; echo after")
+	cmd.Env = w.environ("FAKE_SLEEP=1")
+	cmd.Dir = w.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(w.out, "npm.pid")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the fake tool did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if list := w.log(t); len(list) != 1 || list[0].ExitCode != ExitUnknown {
+		t.Fatalf("started record: %+v", list)
+	}
+	for {
+		list := w.log(t)
+		if len(list) == 1 && list[0].ExitCode == 0 && list[0].DurationMs >= 1000 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("final record never written: %+v", list)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestProxyPromptsOneAtATime starts two high-risk calls at once on one
+// terminal: the second question appears only after the first is answered.
+func TestProxyPromptsOneAtATime(t *testing.T) {
+	w := newWorld(t)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	cmd := exec.Command("/bin/sh", "-c", "kubectl delete pod a & kubectl delete pod b & wait")
+	cmd.Dir = w.dir
+	cmd.Env = w.environ()
+	cmd.ExtraFiles = []*os.File{tty}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	var (
+		mu     sync.Mutex
+		screen strings.Builder
+	)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(buf)
+			mu.Lock()
+			screen.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	waitPrompts := func(n int) {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			mu.Lock()
+			got := strings.Count(screen.String(), "[y/N]")
+			mu.Unlock()
+			if got >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("waiting for prompt %d: %q", n, screen.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitPrompts(1)
+	time.Sleep(300 * time.Millisecond) // a second, unlocked prompt would show by now
+	mu.Lock()
+	if n := strings.Count(screen.String(), "[y/N]"); n != 1 {
+		t.Errorf("%d prompts at once: %q", n, screen.String())
+	}
+	mu.Unlock()
+	ptmx.Write([]byte("y\n"))
+	waitPrompts(2)
+	ptmx.Write([]byte("n\n"))
+	cmd.Wait()
+	list := w.log(t)
+	if len(list) != 2 {
+		t.Fatalf("records %+v", list)
+	}
+	decisions := list[0].Decision + "," + list[1].Decision
+	if decisions != "approved,denied" && decisions != "denied,approved" {
+		t.Errorf("decisions %s", decisions)
 	}
 }

@@ -4,6 +4,7 @@ package actions
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -20,9 +21,14 @@ import (
 func askTerminal(prompt string) (bool, error) {
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
-		return false, fmt.Errorf("open /dev/tty: %w", err)
+		return false, err // *PathError: "open /dev/tty: ..."
 	}
 	defer tty.Close()
+	// A background process reading its terminal would be stopped by
+	// SIGTTIN until someone brings it to the foreground: refuse instead.
+	if pgrp, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGPGRP); err != nil || pgrp != unix.Getpgrp() {
+		return false, errors.New("not in the foreground of /dev/tty")
+	}
 	if _, err := tty.WriteString(prompt); err != nil {
 		return false, fmt.Errorf("write /dev/tty: %w", err)
 	}

@@ -17,12 +17,12 @@ import (
 func askTerminal(prompt string) (bool, error) {
 	in, err := os.OpenFile("CONIN$", os.O_RDWR, 0)
 	if err != nil {
-		return false, fmt.Errorf("open CONIN$: %w", err)
+		return false, err
 	}
 	defer in.Close()
 	out, err := os.OpenFile("CONOUT$", os.O_RDWR, 0)
 	if err != nil {
-		return false, fmt.Errorf("open CONOUT$: %w", err)
+		return false, err
 	}
 	defer out.Close()
 	if _, err := out.WriteString(prompt); err != nil {

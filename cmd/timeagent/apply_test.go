@@ -75,14 +75,16 @@ func TestDriftPrompt(t *testing.T) {
 			e.write("f.txt", "by hand\n", 0o644)
 			drifted := e.manifest()
 
-			out, code := e.ptyRun("n\n", "undo")
-			if code != 1 {
-				t.Fatalf("answer n: exit %d, want 1:\n%s", code, out)
+			for _, answer := range []string{"n\n", "\n", "what\n"} {
+				out, code := e.ptyRun(answer, "undo")
+				if code != 1 {
+					t.Fatalf("answer %q: exit %d, want 1:\n%s", answer, code, out)
+				}
+				contains(t, "prompt", out, "f.txt", "[y/N]")
+				sameManifest(t, fmt.Sprintf("after answering %q", answer), drifted, e.manifest())
 			}
-			contains(t, "prompt", out, "f.txt", "[y/N]")
-			sameManifest(t, "after answering n", drifted, e.manifest())
 
-			out, code = e.ptyRun("y\n", "undo")
+			out, code := e.ptyRun("y\n", "undo")
 			if code != 0 {
 				t.Fatalf("answer y: exit %d, want 0:\n%s", code, out)
 			}
@@ -118,12 +120,18 @@ func TestCrashSafeApply(t *testing.T) {
 			e.sh(mode, `mkdir d1 d2 d3; i=0; while [ $i -lt 1000 ]; do echo "one $i" > d1/f$i; echo "two $i" > d2/f$i; echo "three $i" > d3/f$i; i=$((i+1)); done; echo changed > keep.txt`)
 			post := e.manifest()
 			rng := rand.New(rand.NewSource(time.Now().UnixNano()))
-			delays := []time.Duration{}
+			var delays []time.Duration
 			midApply := 0
+			// Alternate: kill an undo (toward pre), then a redo (toward post).
+			want := map[uint64]string{0: pre, 1: post}
 			for i := 0; i < 5; i++ {
-				d := time.Duration(5+rng.Intn(20)+i*40) * time.Millisecond
+				action, target, from := "undo", uint64(0), uint64(1)
+				if i%2 == 1 {
+					action, target, from = "redo", 1, 0
+				}
+				d := time.Duration(150+rng.Intn(300)+i*350) * time.Millisecond
 				delays = append(delays, d)
-				cmd := e.cmd("undo", "--yes")
+				cmd := e.cmd(action, "--yes")
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
@@ -136,19 +144,19 @@ func TestCrashSafeApply(t *testing.T) {
 				}
 				st := e.status()
 				got := e.manifest()
-				switch st.ActiveTask {
-				case 0:
-					sameManifest(t, fmt.Sprintf("kill after %v, then status", d), pre, got)
-				case 1:
-					sameManifest(t, fmt.Sprintf("kill after %v (before the apply began), then status", d), post, got)
-					continue
-				default:
-					t.Fatalf("active task %d", st.ActiveTask)
+				if st.ActiveTask != target && st.ActiveTask != from {
+					t.Fatalf("active task %d after a killed %s", st.ActiveTask, action)
 				}
-				e.ok("redo", "--yes")
-				sameManifest(t, "redo", post, e.manifest())
+				sameManifest(t, fmt.Sprintf("%s killed after %v, then status (active task %d)", action, d, st.ActiveTask), want[st.ActiveTask], got)
+				if st.ActiveTask != target {
+					e.ok(action, "--yes") // killed before it began: do it now
+					sameManifest(t, action, want[target], e.manifest())
+				}
 			}
 			t.Logf("delays %v: %d of 5 kills interrupted an apply", delays, midApply)
+			if midApply == 0 {
+				t.Error("no kill interrupted an apply: the test proved nothing")
+			}
 		})
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -157,42 +156,31 @@ func sessionActions(a *app, ws *session.Workspace, id uint64) ([]journal.Action,
 	return list, nil
 }
 
-func actionCounts(list []journal.Action) map[string]map[string]int {
-	out := map[string]map[string]int{}
-	for _, a := range list {
-		if out[a.Risk] == nil {
-			out[a.Risk] = map[string]int{}
-		}
-		out[a.Risk][a.Decision]++
-	}
-	return out
-}
-
 func countAll(c map[string]map[string]int) int {
 	n := 0
-	for _, m := range c {
-		for _, v := range m {
-			n += v
-		}
+	for _, v := range c["risk"] {
+		n += v
 	}
 	return n
 }
 
+// formatCounts renders action counts for status: by risk, then by decision.
 func formatCounts(c map[string]map[string]int) string {
 	var parts []string
-	for _, risk := range []string{"critical", "high", "medium", "low"} {
-		m := c[risk]
-		if len(m) == 0 {
-			continue
+	for _, group := range []struct {
+		key   string
+		order []string
+	}{
+		{"risk", []string{"critical", "high", "medium", "low", "none"}},
+		{"decision", []string{actions.DecisionAllowed, actions.DecisionApproved, actions.DecisionDenied}},
+	} {
+		for _, k := range group.order {
+			if n := c[group.key][k]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, k))
+			}
 		}
-		var ds []string
-		for d, n := range m {
-			ds = append(ds, fmt.Sprintf("%d %s", n, d))
-		}
-		sort.Strings(ds)
-		parts = append(parts, risk+": "+strings.Join(ds, ", "))
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, ", ")
 }
 
 type actionsJSON struct {
@@ -200,12 +188,8 @@ type actionsJSON struct {
 	Session       uint64                    `json:"session"`
 	Note          string                    `json:"note"`
 	Redacted      bool                      `json:"redacted"`
-	Actions       []actionJSON              `json:"actions"`
+	Actions       []journal.Action          `json:"actions"`
 	Counts        map[string]map[string]int `json:"counts"`
-}
-
-type actionJSON struct {
-	journal.Action
 }
 
 func (a *app) actionsCommand() *cobra.Command {
@@ -241,15 +225,12 @@ func (a *app) actionsCommand() *cobra.Command {
 					return err
 				}
 				if a.json {
-					out := actionsJSON{SchemaVersion: schemaVersion, Session: s.ID, Note: actions.Disclaimer,
-						Actions: []actionJSON{}, Counts: actionCounts(list)}
-					for _, x := range list {
-						red, did := actions.Redact(x.Argv)
-						out.Redacted = out.Redacted || did
-						x.Argv = red
-						out.Actions = append(out.Actions, actionJSON{x})
+					shown, redacted := actions.RedactActions(list)
+					if shown == nil {
+						shown = []journal.Action{}
 					}
-					return writeJSON(a.io.out, out)
+					return writeJSON(a.io.out, actionsJSON{SchemaVersion: schemaVersion, Session: s.ID,
+						Note: actions.Disclaimer, Redacted: redacted, Actions: shown, Counts: actions.Counts(list)})
 				}
 				return actions.Format(a.io.out, list)
 			})

@@ -83,10 +83,18 @@ func cleanRelPath(root, stateDir, p string) (string, error) {
 	if clean == "." {
 		return "", fmt.Errorf("path %q %w", p, errEmptyPath)
 	}
-	if session.InsideRoot(root, stateDir) {
-		rel, _ := filepath.Rel(root, stateDir)
+	// The root's own state dir and the base holding every root's state.
+	dirs := []string{stateDir}
+	if base, err := session.BaseStateDir(); err == nil {
+		dirs = append(dirs, base)
+	}
+	for _, sd := range dirs {
+		if !session.InsideRoot(root, sd) {
+			continue
+		}
+		rel, _ := filepath.Rel(root, sd)
 		rel = filepath.ToSlash(rel)
-		if clean == rel || strings.HasPrefix(clean, rel+"/") {
+		if rel != "." && (clean == rel || strings.HasPrefix(clean, rel+"/")) {
 			return "", fmt.Errorf("path %q %w", p, errStatePath)
 		}
 	}

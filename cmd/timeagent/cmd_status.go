@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/timeagent-dev/timeagent/actions"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/session"
 )
@@ -61,13 +62,15 @@ func (a *app) statusCommand() *cobra.Command {
 
 func (a *app) runStatus() error {
 	var st statusJSON
+	local := false
 	err := a.withWorkspace("status", func(ws *session.Workspace) error {
+		local = true
 		var err error
 		st, err = a.status(ws)
 		return err
 	})
 	var ee *exitError
-	if errors.As(err, &ee) {
+	if errors.As(err, &ee) || (err == nil && !local) {
 		return err // forwarded: already printed
 	}
 	if err != nil {
@@ -104,7 +107,7 @@ func (a *app) status(ws *session.Workspace) (statusJSON, error) {
 	s, err := j.LatestSession()
 	if errors.Is(err, journal.ErrNotFound) {
 		out.Next = "timeagent run COMMAND"
-		out.Actions = map[string]map[string]int{}
+		out.Actions = actions.Counts(nil)
 		return out, nil
 	}
 	if err != nil {
@@ -130,7 +133,7 @@ func (a *app) status(ws *session.Workspace) (statusJSON, error) {
 	if err != nil {
 		return out, err
 	}
-	out.Actions = actionCounts(acts)
+	out.Actions = actions.Counts(acts)
 	return out, nil
 }
 

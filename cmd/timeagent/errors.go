@@ -32,6 +32,8 @@ func message(err error) string {
 		return s + ": free some disk space and run the command again"
 	case errors.Is(err, fs.ErrPermission):
 		return s + ": check the permissions (the state directory can be moved with TIMEAGENT_HOME)"
+	case errors.Is(err, session.ErrStateDir):
+		return s + ": set " + session.HomeEnv + " to a writable directory"
 	case errors.Is(err, tasks.ErrAtBase):
 		return s + " (timeagent log shows the history)"
 	case errors.Is(err, tasks.ErrAtLeaf):

@@ -174,6 +174,7 @@ func TestDrift(t *testing.T) {
 			if outside == nil || outside.Files != 1 || outside.Parent != 1 {
 				t.Fatalf("want an outside task (child of 1, one file) in the log: %+v", l.Tasks)
 			}
+			contains(t, "log", e.ok("log").stdout, "[outside]")
 			var d diffDoc
 			e.jsonOf(&d, "diff", "--json", "--task", fmt.Sprint(outside.ID))
 			if len(d.Changes) != 1 || d.Changes[0].Path != "NOTES.md" || d.Changes[0].Change != "modified" {
@@ -187,6 +188,50 @@ func TestDrift(t *testing.T) {
 			if got := e.read("NOTES.md"); got != edit {
 				t.Fatalf("NOTES.md = %q, want the edit back", got)
 			}
+		})
+	}
+}
+
+// TestManyTasks: ids past 9 stay numbers (ordering, parents, undo N,
+// switch), every command in a fresh process.
+func TestManyTasks(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.write("keep", "keep\n", 0o644)
+			pre := e.manifest()
+			e.sh(mode, `set -e; i=1; while [ $i -le 11 ]; do echo $i > f$i; "$TA" checkpoint -m "after $i" > /dev/null; i=$((i+1)); done; echo 12 > f12`)
+			l := e.log()
+			if len(l.Tasks) != 12 || l.ActiveTask != 12 {
+				t.Fatalf("log: %+v", l)
+			}
+			for i, x := range l.Tasks {
+				if x.ID != uint64(i+1) || x.Parent != uint64(i) || x.Files != 1 || x.Session != 1 {
+					t.Fatalf("task %d: %+v", i+1, x)
+				}
+			}
+			files := func(n int) {
+				t.Helper()
+				for i := 1; i <= 12; i++ {
+					if got, want := exists(e.path(fmt.Sprintf("f%d", i))), i <= n; got != want {
+						t.Fatalf("at task %d: f%d exists = %v", n, i, got)
+					}
+				}
+			}
+			e.ok("undo", "11")
+			files(1)
+			e.ok("switch", "10")
+			files(10)
+			e.ok("redo", "2")
+			files(12)
+			e.fails(1, "undo", "13")
+			files(12)
+			e.ok("undo", "--session")
+			files(0)
+			sameManifest(t, "undo --session", pre, e.manifest())
+			e.ok("switch", "12")
+			files(12)
 		})
 	}
 }
