@@ -202,7 +202,7 @@ func (a *app) recover(ws *session.Workspace, quiet bool) error {
 			fmt.Fprintf(a.io.err, "timeagent: recovered: %s\n", n)
 		}
 	}
-	return nil
+	return ingestPending(ws)
 }
 
 func (a *app) recoveryTarget(ws *session.Workspace) recovery.Target {
