@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"syscall"
@@ -52,5 +51,3 @@ func message(err error) string {
 func writeJSONError(w io.Writer, msg string) {
 	writeJSON(w, map[string]any{"schemaVersion": schemaVersion, "error": msg})
 }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
