@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/timeagent-dev/timeagent/recovery"
 )
 
 // ErrNoRoot means the directory is not inside a git repository and no
@@ -16,13 +18,21 @@ var ErrNoRoot = errors.New("not inside a git repository")
 
 // FindRoot returns the canonical root for dir: explicit when given (it must
 // be an existing directory), else `git rev-parse --show-toplevel` run in dir.
+// A dead session's stale mount on the way is detached first, so the root can
+// be found at all (Open reports it as detached).
 func FindRoot(dir, explicit string) (string, error) {
 	if explicit != "" {
 		p := explicit
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
+		if err := recovery.DetachDead(p); err != nil {
+			return "", err
+		}
 		return canonicalDir(p)
+	}
+	if err := recovery.DetachDead(dir); err != nil {
+		return "", err
 	}
 	cmd := exec.Command("git", "rev-parse", "--show-toplevel")
 	cmd.Dir = dir

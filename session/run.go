@@ -22,6 +22,10 @@ const (
 	ModeFuse = "fuse"
 )
 
+// MinFree is the space a session needs free in the state dir's file system
+// before it starts.
+const MinFree = 64 << 20
+
 // ErrInSession is returned for history moves a copy-mode session cannot make
 // while its child writes into the real tree.
 var ErrInSession = errors.New("not possible while a copy-mode session runs")
@@ -175,6 +179,9 @@ func Run(w *Workspace, opts RunOptions) (Result, error) {
 		return Result{}, errors.New("run: no command given")
 	}
 	if _, err := LookPath(opts.Argv[0]); err != nil {
+		return Result{}, err
+	}
+	if err := checkSpace(w.StateDir); err != nil {
 		return Result{}, err
 	}
 	a := &Active{W: w, Mode: ModeCopy, opts: opts, Control: ControlAddr(w.StateDir)}

@@ -21,6 +21,9 @@ const (
 	EnvControl = "TIMEAGENT_CONTROL"
 )
 
+// ErrStateDir means the state directory cannot be created or written.
+var ErrStateDir = errors.New("cannot create the state directory")
+
 // BaseStateDir returns the directory holding the state of every root.
 func BaseStateDir() (string, error) {
 	if h := os.Getenv(HomeEnv); h != "" {
@@ -64,10 +67,10 @@ func StateDir(root string) (string, error) {
 	}
 	dir := filepath.Join(base, "roots", fmt.Sprintf("%s-%016x", name, xxhash.Sum64String(root)))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("create state dir %s: %w", dir, err)
+		return "", fmt.Errorf("%w %s: %w", ErrStateDir, dir, err)
 	}
 	if err := os.Chmod(base, 0o700); err != nil {
-		return "", fmt.Errorf("protect state dir %s: %w", base, err)
+		return "", fmt.Errorf("%w: protect %s: %w", ErrStateDir, base, err)
 	}
 	rf := filepath.Join(dir, "root")
 	if b, err := os.ReadFile(rf); err == nil {
@@ -75,7 +78,7 @@ func StateDir(root string) (string, error) {
 			return "", fmt.Errorf("state dir %s belongs to %q, not %q: move it away or set %s", dir, string(b), root, HomeEnv)
 		}
 	} else if err := writeFileAtomic(rf, []byte(root), 0o600); err != nil {
-		return "", fmt.Errorf("create state dir %s: %w", dir, err)
+		return "", fmt.Errorf("%w %s: %w", ErrStateDir, dir, err)
 	}
 	return dir, nil
 }

@@ -275,7 +275,7 @@ func TestUndoRefusesRemovingCwd(t *testing.T) {
 	post := e.manifest()
 	cmd := e.cmd("undo")
 	cmd.Dir = e.path("made/sub")
-	r := runCmd(t, cmd, []string{"undo"}, false)
+	r := runCmd(t, cmd, []string{"undo"})
 	if r.code != 1 {
 		t.Fatalf("undo from a directory it removes:\n%s", r)
 	}

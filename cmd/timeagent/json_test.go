@@ -183,15 +183,21 @@ func TestStatusInterrupted(t *testing.T) {
 			e := newRealisticEnv(t)
 			pre := e.manifest()
 			cmd := e.cmd("run", "--mode", mode, "--", "sh", "-c",
-				`rm -rf docs NOTES.md; echo x > f; touch "$SCRATCH/started"; sleep 30`)
+				`rm -rf docs NOTES.md; echo x > f; echo $$ > "$SCRATCH/started"; exec sleep 30`)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
 			waitFor(t, "the child to start", 30*time.Second, func() bool { return exists(filepath.Join(e.scratch, "started")) })
 			cmd.Process.Signal(syscall.SIGKILL)
 			cmd.Wait()
-			// The child got SIGTERM (Pdeathsig); give it a moment to go.
-			time.Sleep(200 * time.Millisecond)
+			// The child gets SIGTERM from the kernel (Pdeathsig).
+			pid, _ := os.ReadFile(filepath.Join(e.scratch, "started"))
+			proc := "/proc/" + strings.TrimSpace(string(pid))
+			waitFor(t, "the child to die with timeagent", 10*time.Second, func() bool {
+				b, err := os.ReadFile(proc + "/stat")
+				// Gone, or a zombie (state Z) waiting for its new parent.
+				return err != nil || strings.Contains(string(b), ") Z ")
+			})
 			r := e.goldenOK("status-interrupted", "status", "--json")
 			var st statusDoc
 			decodeJSON(t, r, &st)

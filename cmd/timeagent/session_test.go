@@ -26,7 +26,8 @@ echo x > a.txt
 "$TA" diff --json > "$SCRATCH/diff.json"
 "$TA" checkpoint -m second > "$SCRATCH/checkpoint.txt"
 echo y > b.txt
-"$TA" status --json > "$SCRATCH/status2.json"`)
+"$TA" status --json > "$SCRATCH/status2.json"
+if "$TA" run true 2> "$SCRATCH/nested.err"; then exit 99; fi`)
 			read := func(name string, v any) {
 				t.Helper()
 				b, err := os.ReadFile(filepath.Join(e.scratch, name))
@@ -57,6 +58,9 @@ echo y > b.txt
 				t.Fatalf("status after checkpoint: %+v", st)
 			}
 
+			nested, _ := os.ReadFile(filepath.Join(e.scratch, "nested.err"))
+			oneLine(t, string(nested))
+			contains(t, "run inside a session", string(nested), "already running")
 			l = e.log()
 			if len(l.Tasks) != 2 {
 				t.Fatalf("want two tasks: %+v", l.Tasks)
