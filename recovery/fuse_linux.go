@@ -4,9 +4,12 @@ package recovery
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -14,6 +17,52 @@ import (
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
+
+// timeagentMounts returns the mount points of timeagent overlays.
+func timeagentMounts() ([]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, fmt.Errorf("read mount table: %w", err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		for i, fld := range fields {
+			if fld == "-" && i+1 < len(fields) && fields[i+1] == "fuse.timeagent" && len(fields) > 4 {
+				out = append(out, unescapeMount(fields[4]))
+			}
+		}
+	}
+	return out, sc.Err()
+}
+
+// DetachDeadAbove lazily unmounts a timeagent overlay whose server died and
+// that covers path (the user's directory may be inside a dead mount, which
+// answers every access with ENOTCONN). A live overlay is never touched: its
+// mount point answers stat. It returns the detached mount point, if any.
+func DetachDeadAbove(path string) (string, error) {
+	mounts, err := timeagentMounts()
+	if err != nil {
+		return "", err
+	}
+	for _, mp := range mounts {
+		if path != mp && !strings.HasPrefix(path, strings.TrimSuffix(mp, "/")+"/") {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(mp, &st); err != unix.ENOTCONN {
+			continue
+		}
+		if err := unix.Unmount(mp, unix.MNT_DETACH); err != nil {
+			return "", fmt.Errorf("detach the dead overlay on %s: %w (try: umount -l %s)", mp, err, mp)
+		}
+		return mp, nil
+	}
+	return "", nil
+}
 
 // fuseMountedAt reports whether a FUSE filesystem is mounted exactly at dir.
 func fuseMountedAt(dir string) (bool, error) {
@@ -67,6 +116,9 @@ func unescapeMount(s string) string {
 // so the user's directory is readable again (never "transport endpoint is not
 // connected").
 func UnmountStale(root string) (bool, error) {
+	if detachedEarlier(root) {
+		return true, nil
+	}
 	mounted, err := fuseMountedAt(root)
 	if err != nil || !mounted {
 		return false, err
@@ -77,10 +129,63 @@ func UnmountStale(root string) (bool, error) {
 	return true, nil
 }
 
+// detached records the mounts DetachDead took away in this process, so the
+// workspace opened next still reports (and recover explains) them.
+var detached sync.Map
+
+func detachedEarlier(root string) bool {
+	_, ok := detached.LoadAndDelete(root)
+	return ok
+}
+
+// DetachDead lazily detaches the dead FUSE mounts (their server is gone: the
+// kernel answers "transport endpoint is not connected") on dir or on any of
+// its parents, so dir can be found and read before the root's lock is taken.
+// It costs one open when dir is readable.
+func DetachDead(dir string) error {
+	if !dead(dir) {
+		return nil
+	}
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		if dead(p) {
+			mounted, err := fuseMountedAt(p)
+			if err != nil {
+				return err
+			}
+			if mounted {
+				if err := unix.Unmount(p, unix.MNT_DETACH); err != nil {
+					return fmt.Errorf("detach stale mount on %s: %w (try: umount -l %s)", p, err, p)
+				}
+				detached.Store(p, true)
+			}
+		}
+		if p == filepath.Dir(p) {
+			return nil
+		}
+	}
+}
+
+// dead reports whether dir lies on a FUSE mount whose server is gone. It
+// opens the directory: unlike stat, which the kernel may answer from its
+// attribute cache, an open always reaches the server.
+func dead(dir string) bool {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+		return false
+	}
+	return errors.Is(err, unix.ENOTCONN)
+}
+
 // finishDeadFuse applies the dead session's recorded work onto the real tree
 // (which the overlay left untouched), as an apply with an intent.
 func finishDeadFuse(t Target, s journal.Session, last tasks.ID) (int, error) {
 	j := t.Journal
+	if last != 0 {
+		if err := sealTask(t, last); err != nil {
+			return 0, err
+		}
+	}
 	st, err := j.State()
 	if err != nil {
 		return 0, err
@@ -103,6 +208,5 @@ func finishDeadFuse(t Target, s journal.Session, last tasks.ID) (int, error) {
 	if _, err := cow.FinishIntent(j, t.Tree, t.progress()); err != nil {
 		return 0, err
 	}
-	_ = last
 	return len(plan.Target), nil
 }

@@ -13,6 +13,14 @@ import (
 // are none on this platform.
 func UnmountStale(string) (bool, error) { return false, nil }
 
+// DetachDead detaches dead FUSE mounts on dir or its parents; there are none
+// on this platform.
+func DetachDead(string) error { return nil }
+
 func finishDeadFuse(Target, journal.Session, tasks.ID) (int, error) {
 	return 0, errors.New("a FUSE session cannot be recovered on this platform")
 }
+
+// DetachDeadAbove detaches a dead timeagent overlay covering path; there are
+// none on this platform.
+func DetachDeadAbove(string) (string, error) { return "", nil }

@@ -191,3 +191,18 @@ func finishDeadCopy(t Target, last tasks.ID) (int, error) {
 	}
 	return len(changes), nil
 }
+
+// sealTask gives a dead session's last task its end time and file count.
+func sealTask(t Target, id tasks.ID) error {
+	j := t.Journal
+	task, err := j.Task(id)
+	if err != nil {
+		return err
+	}
+	layer, err := j.Layer(id)
+	if err != nil {
+		return err
+	}
+	task.Ended, task.Files = t.now(), len(layer)
+	return j.Update(func(tx *journal.Tx) error { return tx.PutTask(task) })
+}

@@ -129,7 +129,14 @@ func (a *app) setup() error {
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return fmt.Errorf("current directory: %w", err)
+		// The shell's directory may be inside the overlay of a session
+		// that died: its path is still in $PWD.
+		pwd := os.Getenv("PWD")
+		if !filepath.IsAbs(pwd) || !a.detachDead(pwd) {
+			return fmt.Errorf("current directory: %w", err)
+		}
+		fmt.Fprintf(a.io.err, "timeagent: your shell's directory was inside that mount: run `cd %s` to see the files again\n", pwd)
+		wd = pwd
 	}
 	if a.dir != "" {
 		d := a.dir
@@ -137,6 +144,9 @@ func (a *app) setup() error {
 			d = filepath.Join(wd, d)
 		}
 		st, err := os.Stat(d)
+		if err != nil && a.detachDead(d) {
+			st, err = os.Stat(d)
+		}
 		if err != nil {
 			return &usageError{fmt.Errorf("-C %s: %w", a.dir, err)}
 		}
@@ -147,6 +157,21 @@ func (a *app) setup() error {
 	}
 	a.cwd = wd
 	return nil
+}
+
+// detachDead detaches the dead overlay of a killed session covering dir and
+// says so; it reports whether it did.
+func (a *app) detachDead(dir string) bool {
+	mp, err := recovery.DetachDeadAbove(filepath.Clean(dir))
+	if err != nil {
+		fmt.Fprintf(a.io.err, "timeagent: %v\n", err)
+		return false
+	}
+	if mp == "" {
+		return false
+	}
+	fmt.Fprintf(a.io.err, "timeagent: detached the stale overlay of a session that died from %s\n", mp)
+	return true
 }
 
 // locate finds the root and its state dir.

@@ -30,7 +30,7 @@ var (
 
 // modes are the capture modes every scenario runs in ("fuse" joins when the
 // FUSE overlay lands).
-var modes = []string{"copy"}
+var modes = []string{"copy", "fuse"}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
