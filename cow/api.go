@@ -58,8 +58,12 @@ type ScanOptions struct {
 	Exclude func(rel string) bool
 	// Workers is the number of parallel readers (0: a sensible default).
 	Workers int
-	// Progress may be nil.
+	// Progress may be nil; its Add is called from several goroutines.
 	Progress Progress
+	// HardLinks, if set, is called after the scan, in path order, with every
+	// regular file that has more than one link: each is recorded as a
+	// separate file and restored as one (the link is not kept).
+	HardLinks func(rel string)
 }
 
 // Plan is the result of walking from one task to another.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -29,6 +30,18 @@ var applyHook func(op, path string) error
 // targets restored. Every step is idempotent so a crashed apply can be re-run.
 // It returns the new stat entries of the paths it wrote (for the stat cache):
 // one for every path whose target is not absent.
+//
+// In order: leftover staging files of a crashed apply are removed from the
+// parents of the target paths; paths that must be absent or change kind are
+// removed, deepest first; directories are created top down (owner-writable);
+// files, symlinks and fifos are staged beside their path (a file that
+// already holds the target bytes is not rewritten), made durable (one
+// syncfs per filesystem on Linux, concurrent fsyncs elsewhere) and renamed
+// over their path; directories get their final modes, deepest first, so a
+// 0555 directory still receives its children; the changed directories are
+// fsynced. Nothing is read or written through a symlink. Paths whose kind the
+// system cannot create are skipped and reported with a wrapped
+// ErrUnsupported after everything else is done.
 func Apply(root *os.Root, blobs Blobs, target map[string]NodeState, progress Progress) (Manifest, error) {
 	paths := sortedKeys(target)
 	for _, p := range paths {
@@ -78,6 +91,9 @@ type applier struct {
 	writable map[string]*os.FileMode
 	// unsupported lists the paths of kinds this system cannot create.
 	unsupported []string
+	syncer      *syncer
+	// syncDirs holds one staged directory per filesystem (Linux: syncfs).
+	syncDirs map[uint64]string
 }
 
 // ensureWritable makes dir owner-writable before an entry in it changes, so
@@ -218,8 +234,9 @@ func (a *applier) makeParents(p string) error {
 		return err
 	}
 	if ok {
-		if st.kind != dirKind && st.kind != symlinkKind {
-			return fmt.Errorf("apply %s: parent %s is a %s", p, dir, st.kind)
+		if st.kind != dirKind {
+			// Never write through a symlink or over unknown content.
+			return fmt.Errorf("apply %s: parent %s is a %s, not a directory", p, dir, st.kind)
 		}
 		return nil
 	}
@@ -239,86 +256,215 @@ func (a *applier) makeParents(p string) error {
 	return nil
 }
 
-// writeLeaves writes files, symlinks and fifos.
+// writeLeaves writes files, symlinks and fifos, one directory at a time:
+// each is staged beside its target, then, once every staged file is
+// durable, renamed over it.
 func (a *applier) writeLeaves(paths []string) error {
+	var leaves []string
 	for _, p := range paths {
-		t := a.target[p]
-		var err error
-		switch t.Kind {
-		case fileKind:
-			err = a.writeFile(p, t)
-		case symlinkKind:
-			err = a.writeSymlink(p, t)
-		case fifoKind:
-			err = a.writeFifo(p, t)
-		default:
-			continue
+		switch a.target[p].Kind {
+		case fileKind, symlinkKind, fifoKind:
+			leaves = append(leaves, p)
 		}
-		if errors.Is(err, ErrUnsupported) {
-			a.unsupported = append(a.unsupported, p)
-			err = nil
+	}
+	var pending []string         // paths staged, grouped by directory
+	tmpOf := map[string]string{} // path -> staging name
+	a.syncer = newSyncer()
+	err := a.byDir(leaves, true, func(d *dirHandle, ps []string) error {
+		for _, p := range ps {
+			tmp, err := a.stageLeaf(d, p, a.target[p])
+			if errors.Is(err, ErrUnsupported) {
+				a.unsupported = append(a.unsupported, p)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if tmp == "" {
+				a.done() // already right
+				continue
+			}
+			pending = append(pending, p)
+			tmpOf[p] = tmp
 		}
-		if err != nil {
+		return nil
+	})
+	if serr := a.syncer.wait(); err == nil && serr != nil {
+		err = fmt.Errorf("apply: %w", serr)
+	}
+	if err != nil {
+		return err
+	}
+	for _, dir := range a.syncDirs {
+		if err := a.syncFS(dir); err != nil {
 			return err
 		}
-		a.done()
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	return a.byDir(pending, false, func(d *dirHandle, ps []string) error {
+		for _, p := range ps {
+			if err := a.hook("rename", p); err != nil {
+				return err // a crash leaves the staging file for the next apply
+			}
+			if err := d.rename(tmpOf[p], path.Base(p)); err != nil {
+				_ = d.remove(tmpOf[p])
+				return fmt.Errorf("apply: %w", err)
+			}
+			a.touched[d.rel] = true
+			a.done()
+		}
+		return nil
+	})
+}
+
+// noteFS remembers d's filesystem as one to syncfs before the renames.
+func (a *applier) noteFS(d *dirHandle) error {
+	dev, err := d.dev()
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	if a.syncDirs == nil {
+		a.syncDirs = map[uint64]string{}
+	}
+	if _, ok := a.syncDirs[dev]; !ok {
+		a.syncDirs[dev] = d.rel
 	}
 	return nil
 }
 
-func stagingName(p string) string {
+// syncFS makes everything written on dir's filesystem durable.
+func (a *applier) syncFS(dir string) error {
+	if err := a.hook("sync", dir); err != nil {
+		return err
+	}
+	d, err := openDirHandle(a.root, dir)
+	if err != nil {
+		return fmt.Errorf("apply: sync %s: %w", dir, err)
+	}
+	err = d.syncFS()
+	d.close()
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	return nil
+}
+
+// byDir calls fn once per parent directory with that directory's paths (in
+// the order given, grouped), holding one open handle at a time. With
+// create, missing parents are made first.
+func (a *applier) byDir(paths []string, create bool, fn func(d *dirHandle, paths []string) error) error {
+	groups := map[string][]string{}
+	var dirs []string
+	for _, p := range paths {
+		dir := path.Dir(p)
+		if _, ok := groups[dir]; !ok {
+			dirs = append(dirs, dir)
+		}
+		groups[dir] = append(groups[dir], p)
+	}
+	for _, dir := range dirs {
+		if create {
+			if err := a.makeParents(groups[dir][0]); err != nil {
+				return err
+			}
+		}
+		d, err := openDirHandle(a.root, dir)
+		if err != nil {
+			return fmt.Errorf("apply: open %s: %w", dir, err)
+		}
+		err = fn(d, groups[dir])
+		d.close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func stagingName() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return joinRel(path.Dir(p), StagingPrefix+hex.EncodeToString(b[:]))
+	return StagingPrefix + hex.EncodeToString(b[:])
 }
 
-func (a *applier) writeFile(p string, t NodeState) error {
-	st, ok, err := a.lstat(p)
-	if err != nil {
-		return err
+// stageLeaf writes p's target state under a staging name in d and returns
+// that name, or "" when p already has its target state (after fixing its
+// mode if only that differed).
+func (a *applier) stageLeaf(d *dirHandle, p string, t NodeState) (string, error) {
+	name := path.Base(p)
+	st, err := d.lstat(name)
+	ok := err == nil
+	if err != nil && !isNotExist(err) {
+		return "", fmt.Errorf("apply: %w", err)
 	}
-	if ok && st.kind == fileKind && st.size == t.Size {
-		same, err := a.sameContent(p, t.Blob)
+	switch {
+	case ok && t.Kind == fileKind && st.kind == fileKind && st.size == t.Size:
+		same, err := a.sameContent(d, p, t.Blob)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if same {
-			return a.chmod(p, st.mode, t.Mode)
+			return "", a.chmod(p, st.mode, t.Mode)
 		}
+	case ok && t.Kind == symlinkKind && st.kind == symlinkKind:
+		cur, err := d.readlink(name)
+		if err != nil {
+			return "", fmt.Errorf("apply: %w", err)
+		}
+		if cur == t.Target {
+			return "", nil
+		}
+	case ok && t.Kind == fifoKind && st.kind == fifoKind:
+		return "", a.chmod(p, st.mode, t.Mode)
 	}
-	if err := a.makeParents(p); err != nil {
-		return err
-	}
-	if err := a.ensureWritable(path.Dir(p)); err != nil {
-		return err
+	if err := a.ensureWritable(d.rel); err != nil {
+		return "", err
 	}
 	if err := a.hook("write", p); err != nil {
-		return err
+		return "", err
 	}
-	tmp := stagingName(p)
-	f, err := a.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("apply %s: %w", p, err)
-	}
-	err = a.fillFile(f, t)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		if err = a.hook("rename", p); err != nil {
-			return err // a crash leaves the staging file for the next apply
+	tmp := stagingName()
+	switch t.Kind {
+	case fileKind:
+		f, err := d.createTemp(tmp)
+		if err != nil {
+			return "", fmt.Errorf("apply %s: %w", p, err)
 		}
-		err = a.root.Rename(tmp, p)
+		if err := a.fillFile(f, t); err != nil {
+			f.Close()
+			_ = d.remove(tmp)
+			return "", fmt.Errorf("apply %s: %w", p, err)
+		}
+		if useSyncFS {
+			if err := f.Close(); err != nil {
+				_ = d.remove(tmp)
+				return "", fmt.Errorf("apply %s: %w", p, err)
+			}
+			if err := a.noteFS(d); err != nil {
+				return "", err
+			}
+		} else {
+			a.syncer.add(f) // fsynced and closed in the background
+		}
+	case symlinkKind:
+		if err := d.symlink(t.Target, tmp); err != nil {
+			return "", fmt.Errorf("apply: %w", err)
+		}
+	case fifoKind:
+		if err := d.mkfifo(tmp); err != nil {
+			return "", fmt.Errorf("apply: %w", err)
+		}
+		if err := a.root.Chmod(joinRel(d.rel, tmp), t.Mode); err != nil {
+			_ = d.remove(tmp)
+			return "", fmt.Errorf("apply: chmod %s: %w", p, err)
+		}
 	}
-	if err != nil {
-		_ = a.root.Remove(tmp)
-		return fmt.Errorf("apply %s: %w", p, err)
-	}
-	a.touched[path.Dir(p)] = true
-	return nil
+	return tmp, nil
 }
 
-// fillFile writes the blob into f, sets the mode and syncs.
+// fillFile writes the blob into f and sets the mode.
 func (a *applier) fillFile(f *os.File, t NodeState) error {
 	cw := &countWriter{w: f}
 	if err := a.blobs.WriteBlob(t.Blob, cw); err != nil {
@@ -327,19 +473,12 @@ func (a *applier) fillFile(f *os.File, t NodeState) error {
 	if cw.n != t.Size {
 		return fmt.Errorf("blob %016x has %d bytes, the node state says %d", t.Blob.Hash, cw.n, t.Size)
 	}
-	if err := f.Chmod(t.Mode); err != nil {
-		return err
-	}
-	return f.Sync()
+	return f.Chmod(t.Mode)
 }
 
-// sameContent reports whether the file at p holds exactly the blob's bytes.
-func (a *applier) sameContent(p string, ref BlobRef) (bool, error) {
-	d, err := openDirHandle(a.root, path.Dir(p))
-	if err != nil {
-		return false, fmt.Errorf("apply %s: %w", p, err)
-	}
-	defer d.close()
+// sameContent reports whether the file at p (in d) holds exactly the blob's
+// bytes.
+func (a *applier) sameContent(d *dirHandle, p string, ref BlobRef) (bool, error) {
 	f, err := d.openFile(path.Base(p))
 	if err != nil {
 		if isNotExist(err) || isNotRegular(err) {
@@ -373,79 +512,6 @@ func (a *applier) chmod(p string, have, want os.FileMode) error {
 	if err := a.root.Chmod(p, want); err != nil {
 		return fmt.Errorf("apply: chmod %s: %w", p, err)
 	}
-	return nil
-}
-
-func (a *applier) writeSymlink(p string, t NodeState) error {
-	st, ok, err := a.lstat(p)
-	if err != nil {
-		return err
-	}
-	if ok && st.kind == symlinkKind {
-		cur, err := a.root.Readlink(p)
-		if err != nil {
-			return fmt.Errorf("apply %s: %w", p, err)
-		}
-		if cur == t.Target {
-			return nil
-		}
-	}
-	if err := a.makeParents(p); err != nil {
-		return err
-	}
-	if err := a.ensureWritable(path.Dir(p)); err != nil {
-		return err
-	}
-	if err := a.hook("symlink", p); err != nil {
-		return err
-	}
-	tmp := stagingName(p)
-	if err := a.root.Symlink(t.Target, tmp); err != nil {
-		return fmt.Errorf("apply: symlink %s: %w", p, err)
-	}
-	if err := a.root.Rename(tmp, p); err != nil {
-		_ = a.root.Remove(tmp)
-		return fmt.Errorf("apply: symlink %s: %w", p, err)
-	}
-	a.touched[path.Dir(p)] = true
-	return nil
-}
-
-func (a *applier) writeFifo(p string, t NodeState) error {
-	st, ok, err := a.lstat(p)
-	if err != nil {
-		return err
-	}
-	if ok && st.kind == fifoKind {
-		return a.chmod(p, st.mode, t.Mode)
-	}
-	if err := a.makeParents(p); err != nil {
-		return err
-	}
-	if err := a.ensureWritable(path.Dir(p)); err != nil {
-		return err
-	}
-	if err := a.hook("mkfifo", p); err != nil {
-		return err
-	}
-	d, err := openDirHandle(a.root, path.Dir(p))
-	if err != nil {
-		return fmt.Errorf("apply: mkfifo %s: %w", p, err)
-	}
-	defer d.close()
-	tmp := stagingName(p)
-	if err := d.mkfifo(path.Base(tmp)); err != nil {
-		return fmt.Errorf("apply: %w", err)
-	}
-	err = a.root.Chmod(tmp, t.Mode)
-	if err == nil {
-		err = a.root.Rename(tmp, p)
-	}
-	if err != nil {
-		_ = a.root.Remove(tmp)
-		return fmt.Errorf("apply: mkfifo %s: %w", p, err)
-	}
-	a.touched[path.Dir(p)] = true
 	return nil
 }
 
@@ -504,26 +570,29 @@ func (a *applier) syncTouched() error {
 func (a *applier) manifest(paths []string) (Manifest, error) {
 	m := make(Manifest, len(paths))
 	now := time.Now().UnixNano()
+	var present []string
 	for _, p := range paths {
-		t := a.target[p]
-		if t.Kind == absentKind {
-			continue
+		if a.target[p].Kind != absentKind && !slices.Contains(a.unsupported, p) {
+			present = append(present, p)
 		}
-		st, ok, err := a.lstat(p)
-		if err != nil {
-			return nil, err
-		}
-		if !ok || st.kind != t.Kind {
-			if slices.Contains(a.unsupported, p) {
-				continue
+	}
+	err := a.byDir(present, false, func(d *dirHandle, ps []string) error {
+		for _, p := range ps {
+			t := a.target[p]
+			st, err := d.lstat(path.Base(p))
+			if err != nil || st.kind != t.Kind {
+				return fmt.Errorf("apply %s: is not a %s after the apply (%v)", p, t.Kind, err)
 			}
-			return nil, fmt.Errorf("apply %s: is not a %s after the apply", p, t.Kind)
+			e := st.entry(t)
+			if st.ctimeNs > now-int64(racyWindow) || st.mtimeNs > now-int64(racyWindow) {
+				e.CtimeNs = racyCtime
+			}
+			m[p] = e
 		}
-		e := st.entry(t)
-		if st.ctimeNs > now-int64(racyWindow) || st.mtimeNs > now-int64(racyWindow) {
-			e.CtimeNs = racyCtime
-		}
-		m[p] = e
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -589,4 +658,54 @@ func (c *compareWriter) Write(b []byte) (int, error) {
 		return 0, errDiffers
 	}
 	return len(b), nil
+}
+
+// useSyncFS selects syncfs (where the system has it) over per-file fsyncs;
+// tests switch it off to exercise the other way.
+var useSyncFS = canSyncFS
+
+// syncWorkers is how many staged files are fsynced at once: concurrent
+// fsyncs share journal commits, which makes many small files much cheaper
+// to make durable than one fsync after another.
+const syncWorkers = 32
+
+// syncer fsyncs and closes staged files in the background.
+type syncer struct {
+	files chan *os.File
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	err   error
+}
+
+func newSyncer() *syncer {
+	s := &syncer{files: make(chan *os.File, syncWorkers)}
+	for range syncWorkers {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			for f := range s.files {
+				err := f.Sync()
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					s.mu.Lock()
+					if s.err == nil {
+						s.err = err
+					}
+					s.mu.Unlock()
+				}
+			}
+		}()
+	}
+	return s
+}
+
+func (s *syncer) add(f *os.File) { s.files <- f }
+
+// wait returns once every added file is synced and closed.
+func (s *syncer) wait() error {
+	close(s.files)
+	s.wg.Wait()
+	return s.err
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package cow
 
 import (
@@ -27,7 +29,7 @@ func sourceTree(t *testing.T, blobs Blobs) map[string]NodeState {
 // junkTree puts in dir what the apply must replace or remove.
 func junkTree(t *testing.T, dir string) map[string]NodeState {
 	t.Helper()
-	write(t, dir, "src", "src is a file here", 0o644)              // target: dir
+	write(t, dir, "src", "src is a file here", 0o644)             // target: dir
 	write(t, dir, "README.md/child", "README.md is a dir", 0o644) // target: file
 	write(t, dir, "srclink", "a file, not a link", 0o644)         // target: symlink
 	write(t, dir, "dangling", "x", 0o644)
@@ -82,6 +84,14 @@ func TestApplyRoundTrip(t *testing.T) {
 	}
 }
 
+// TestApplyWithFsyncs runs a round trip with per-file (concurrent) fsyncs,
+// the way used where there is no syncfs.
+func TestApplyWithFsyncs(t *testing.T) {
+	useSyncFS = false
+	defer func() { useSyncFS = canSyncFS }()
+	TestApplyRoundTrip(t)
+}
+
 func TestApplyIdempotent(t *testing.T) {
 	blobs := newMemBlobs()
 	src := sourceTree(t, blobs)
@@ -101,8 +111,6 @@ func TestApplyIdempotent(t *testing.T) {
 		t.Errorf("a second apply changed the tree: %v", ops)
 	}
 }
-
-var errCrash = errors.New("simulated crash")
 
 // TestApplyAfterCrash stops an apply after k changes, for every k, and checks
 // that the next apply finishes the job exactly.
@@ -210,5 +218,43 @@ func TestCheckCwd(t *testing.T) {
 	err := CheckCwd("/repo", "/repo/gone/deeper", target)
 	if err == nil || !strings.Contains(err.Error(), "cd /repo`") || !strings.Contains(err.Error(), "/repo/gone ") {
 		t.Errorf("message = %v; want it to name /repo/gone and `cd /repo`", err)
+	}
+}
+
+// TestApplyNeverWritesThroughSymlinks: a directory replaced by a symlink
+// (inside or outside the root) is replaced back, and nothing is written
+// through the link.
+func TestApplyNeverWritesThroughSymlinks(t *testing.T) {
+	blobs := newMemBlobs()
+	ref, _ := blobs.PutBlob(strings.NewReader("x"))
+	for _, link := range []string{"/abs/target", "other", "../outside"} {
+		t.Run(link, func(t *testing.T) {
+			dir := t.TempDir()
+			mustDo(t, os.Mkdir(filepath.Join(dir, "other"), 0o755))
+			mustDo(t, os.Symlink(link, filepath.Join(dir, "d")))
+			target := map[string]NodeState{
+				"d":   dirState(0o755),
+				"d/x": {Kind: fileKind, Mode: 0o644, Size: 1, Blob: ref},
+			}
+			root := openRoot(t, dir)
+			if _, err := Apply(root, blobs, target, nil); err != nil {
+				t.Fatal(err)
+			}
+			got := scanStates(t, root, blobs)
+			if d := diffStates(map[string]NodeState{"d": target["d"], "d/x": target["d/x"], "other": dirState(0o755)}, got); d != "" {
+				t.Error(d)
+			}
+		})
+	}
+	// A parent outside the target that is a symlink is refused, not followed.
+	dir := t.TempDir()
+	mustDo(t, os.Mkdir(filepath.Join(dir, "other"), 0o755))
+	mustDo(t, os.Symlink("other", filepath.Join(dir, "d")))
+	_, err := Apply(openRoot(t, dir), blobs, map[string]NodeState{"d/x": {Kind: fileKind, Mode: 0o644, Size: 1, Blob: ref}}, nil)
+	if err == nil {
+		t.Error("apply wrote through a symlinked parent")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "other/x")); !os.IsNotExist(err) {
+		t.Errorf("other/x exists: %v", err)
 	}
 }

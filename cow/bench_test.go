@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/timeagent-dev/timeagent/tasks"
 )
 
 // makeSmallFiles writes n small files (20 per directory, two levels deep).
@@ -84,8 +86,40 @@ func BenchmarkScanSmallFiles(b *testing.B) {
 		b.ReportMetric(putStats.Seconds(), "putstats-s")
 		b.ReportMetric(load.Seconds(), "loadcache-s")
 		b.ReportMetric(scan2.Seconds(), "scan2-s")
-		b.ReportMetric((load + scan2).Seconds()/cp.Seconds(), "second/cp")
+		b.ReportMetric((load+scan2).Seconds()/cp.Seconds(), "second/cp")
 		b.Logf("%d files: cp -a %v; first scan %v; PutStats %v; StatCache load %v; second scan %v (%.2fx cp -a, %.2fx with the cache load)",
 			n, cp, scan1, putStats, load, scan2, scan2.Seconds()/cp.Seconds(), (load+scan2).Seconds()/cp.Seconds())
+	}
+}
+
+// BenchmarkUndo1000 measures the undo of a session that changed 1,000 files
+// (drift check and apply included):
+//
+//	go test ./cow/ -run '^$' -bench Undo1000 -benchtime 1x
+func BenchmarkUndo1000(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 1000 {
+		write(b, dir, fmt.Sprintf("pkg%02d/file%03d.go", i/50, i), fmt.Sprintf("package p\n// v1 %d\n", i), 0o644)
+	}
+	root := openRoot(b, dir)
+	j := openJournal(b, dir)
+	runSession(b, j, root, func() {
+		for i := range 1000 {
+			write(b, dir, fmt.Sprintf("pkg%02d/file%03d.go", i/50, i), fmt.Sprintf("package p\n// version two %d\n", i), 0o644)
+		}
+	})
+	to := []tasks.ID{0, 1}
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		res, err := Transition(j, root, to[i%2], TransitionOptions{Reason: "undo"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Written != 1000 {
+			b.Fatalf("wrote %d paths", res.Written)
+		}
+		b.Logf("transition %d -> %d of 1000 files: %v", res.From, res.To, time.Since(start))
+		i++
 	}
 }

@@ -42,10 +42,3 @@ func buildRealisticTree(t tb, dir string) {
 	mustDo(t, err)
 	t.Cleanup(func() { ln.Close() })
 }
-
-func mustDo(t tb, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}

@@ -2,6 +2,7 @@ package cow
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/timeagent-dev/timeagent/journal"
@@ -170,3 +174,29 @@ func tempDir(t tb) string {
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	return dir
 }
+
+// countReads counts file reads by scans and drift checks during the test.
+func countReads(t *testing.T) *atomic.Int64 {
+	var n atomic.Int64
+	readHook = func(string) { n.Add(1) }
+	t.Cleanup(func() { readHook = nil })
+	return &n
+}
+
+// settle makes files written so far old enough to be trusted by the cache.
+func settle(t *testing.T) {
+	old := racyWindow
+	racyWindow = 20 * time.Millisecond
+	t.Cleanup(func() { racyWindow = old })
+	time.Sleep(50 * time.Millisecond)
+}
+
+func mustDo(t tb, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// errCrash stands for a crash in the middle of an apply.
+var errCrash = errors.New("simulated crash")

@@ -1,3 +1,5 @@
+//go:build unix
+
 package cow
 
 import (
@@ -5,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 	"testing"
 
 	"github.com/timeagent-dev/timeagent/tasks"
@@ -20,16 +23,17 @@ var propNames = []string{"a", "b", "d", "d/x", "d/y", "d/e", "d/e/z", "g", "g/h"
 func randomOp(t *rapid.T, dir string) {
 	name := rapid.SampledFrom(propNames).Draw(t, "name")
 	p := filepath.Join(dir, filepath.FromSlash(name))
-	switch op := rapid.SampledFrom([]string{"create", "write", "truncate", "rename", "unlink", "mkdir", "rmdir", "symlink", "chmod"}).Draw(t, "op"); op {
+	switch op := rapid.SampledFrom([]string{"create", "write", "truncate", "rename", "unlink", "mkdir", "rmdir", "symlink", "chmod", "mkfifo", "link"}).Draw(t, "op"); op {
 	case "create", "write":
 		content := rapid.SampledFrom([]string{"", "x", "hello\n", "hello\nworld\n", "y"}).Draw(t, "content")
 		if rapid.IntRange(0, 9).Draw(t, "big") == 0 {
 			content = fmt.Sprintf("%0*d", 3<<20, len(name)) // a 3 MiB file now and then
 		}
 		_ = os.MkdirAll(filepath.Dir(p), 0o755)
-		flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		// O_NONBLOCK: opening a fifo fails (ENXIO) instead of waiting for a reader.
+		flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC | syscall.O_NONBLOCK
 		if op == "write" {
-			flags = os.O_WRONLY | os.O_CREATE
+			flags = os.O_WRONLY | os.O_CREATE | syscall.O_NONBLOCK
 		}
 		if f, err := os.OpenFile(p, flags, 0o644); err == nil {
 			_, _ = f.WriteString(content)
@@ -48,6 +52,11 @@ func randomOp(t *rapid.T, dir string) {
 		_ = os.RemoveAll(p)
 	case "symlink":
 		_ = os.Symlink(rapid.SampledFrom([]string{"a", "../up", "d/x", "missing", "/abs/target"}).Draw(t, "target"), p)
+	case "mkfifo":
+		_ = syscall.Mkfifo(p, 0o640)
+	case "link": // hard links come back as separate files
+		to := rapid.SampledFrom(propNames).Draw(t, "linkname")
+		_ = os.Link(p, filepath.Join(dir, filepath.FromSlash(to)))
 	case "chmod":
 		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink == 0 {
 			_ = os.Chmod(p, rapid.SampledFrom([]os.FileMode{0o644, 0o755, 0o600, 0o700, 0o555, 0o4755}).Draw(t, "mode"))

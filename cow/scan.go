@@ -66,6 +66,12 @@ func Scan(root *os.Root, blobs Blobs, opts ScanOptions) (m Manifest, skipped []s
 		return nil, nil, s.err
 	}
 	sort.Strings(s.skipped)
+	if opts.HardLinks != nil {
+		sort.Strings(s.hardLinks)
+		for _, p := range s.hardLinks {
+			opts.HardLinks(p)
+		}
+	}
 	return s.m, s.skipped, nil
 }
 
@@ -77,11 +83,12 @@ type scanner struct {
 	dirs  chan struct{} // one token per open directory
 	wg    sync.WaitGroup
 
-	mu      sync.Mutex
-	m       Manifest
-	skipped []string
-	err     error
-	failed  atomic.Bool
+	mu        sync.Mutex
+	m         Manifest
+	skipped   []string
+	hardLinks []string
+	err       error
+	failed    atomic.Bool
 }
 
 func (s *scanner) fail(err error) {
@@ -149,6 +156,11 @@ func (s *scanner) walkDir(rel string) {
 			return
 		}
 		if st.kind == fileKind {
+			if st.nlink > 1 && s.opts.HardLinks != nil {
+				s.mu.Lock()
+				s.hardLinks = append(s.hardLinks, p)
+				s.mu.Unlock()
+			}
 			if e, ok := s.opts.Cache[p]; ok && st.matches(e) {
 				s.record(p, e)
 			} else {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package cow
 
 import (
@@ -75,6 +77,24 @@ func TestScanRealisticTree(t *testing.T) {
 	}
 }
 
+func TestScanReportsHardLinks(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a", "shared", 0o644)
+	write(t, dir, "single", "one", 0o644)
+	mustDo(t, os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "sub-b")))
+	var links []string
+	m, _, err := Scan(openRoot(t, dir), newMemBlobs(), ScanOptions{HardLinks: func(p string) { links = append(links, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(links) != 2 || links[0] != "a" || links[1] != "sub-b" {
+		t.Errorf("hard links reported: %v", links)
+	}
+	if m["a"].Blob != m["sub-b"].Blob || m["a"].Kind != fileKind {
+		t.Error("hard-linked files are not recorded as two files with the same content")
+	}
+}
+
 func TestScanExclude(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "keep.txt", "k", 0o644)
@@ -88,22 +108,6 @@ func TestScanExclude(t *testing.T) {
 	if _, ok := m["state"]; ok || len(m) != 1 {
 		t.Errorf("manifest = %v, want only keep.txt", sortedKeys(m))
 	}
-}
-
-// countReads counts file reads by scans and drift checks during the test.
-func countReads(t *testing.T) *atomic.Int64 {
-	var n atomic.Int64
-	readHook = func(string) { n.Add(1) }
-	t.Cleanup(func() { readHook = nil })
-	return &n
-}
-
-// settle makes files written so far old enough to be trusted by the cache.
-func settle(t *testing.T) {
-	old := racyWindow
-	racyWindow = 20 * time.Millisecond
-	t.Cleanup(func() { racyWindow = old })
-	time.Sleep(50 * time.Millisecond)
 }
 
 func TestScanStatCache(t *testing.T) {
@@ -175,3 +179,65 @@ type countingProgress struct {
 func (p *countingProgress) Start(string, int64) { p.started++ }
 func (p *countingProgress) Add(n int64)         { p.n.Add(n) }
 func (p *countingProgress) Done()               { p.done++ }
+
+func TestScanRereadsFileChangingDuringRead(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "busy.log", "first\n", 0o644)
+	calls := 0
+	readHook = func(p string) {
+		calls++
+		if calls == 1 { // the writer appends while the scan reads
+			f, err := os.OpenFile(filepath.Join(dir, "busy.log"), os.O_WRONLY|os.O_APPEND, 0)
+			mustDo(t, err)
+			_, err = f.WriteString("second\n")
+			mustDo(t, err)
+			mustDo(t, f.Close())
+		}
+	}
+	defer func() { readHook = nil }()
+	blobs := newMemBlobs()
+	m, _, err := Scan(openRoot(t, dir), blobs, ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 {
+		t.Errorf("read %d times, want 2", calls)
+	}
+	if got := string(blobs.bytes(m["busy.log"].Blob)); got != "first\nsecond\n" || m["busy.log"].Size != int64(len(got)) {
+		t.Errorf("content %q size %d", got, m["busy.log"].Size)
+	}
+}
+
+// TestLargeFileRoundTrip streams a file over 100 MiB through the real
+// journal: scan it in, apply it to another tree, compare.
+func TestLargeFileRoundTrip(t *testing.T) {
+	src := t.TempDir()
+	p := filepath.Join(src, "huge.bin")
+	f, err := os.Create(p)
+	mustDo(t, err)
+	mustDo(t, f.Truncate(120<<20))
+	for _, off := range []int64{0, 1 << 20, 64<<20 + 7, 120<<20 - 5} {
+		_, err := f.WriteAt([]byte("mark"), off)
+		mustDo(t, err)
+	}
+	mustDo(t, f.Close())
+	j := openJournal(t, src)
+	m, _, err := Scan(openRoot(t, src), j, ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["huge.bin"].Size != 120<<20 {
+		t.Fatalf("size %d", m["huge.bin"].Size)
+	}
+	dst := t.TempDir()
+	if _, err := Apply(openRoot(t, dst), j, states(m), nil); err != nil {
+		t.Fatal(err)
+	}
+	a, err := os.ReadFile(p)
+	mustDo(t, err)
+	b, err := os.ReadFile(filepath.Join(dst, "huge.bin"))
+	mustDo(t, err)
+	if !bytes.Equal(a, b) {
+		t.Error("the applied copy differs from the original")
+	}
+}

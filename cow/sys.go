@@ -14,6 +14,7 @@ type statInfo struct {
 	mtimeNs int64
 	ctimeNs int64
 	ino     uint64
+	nlink   uint64
 	// skip marks kinds that are not recorded (sockets, devices).
 	skip bool
 }

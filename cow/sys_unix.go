@@ -4,10 +4,10 @@ package cow
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,22 +21,40 @@ type dirHandle struct {
 	rel string
 }
 
-// openDirHandle opens the directory rel ("." for the root) inside root.
+// openDirHandle opens the directory rel ("." for the root) inside root,
+// one component at a time with O_NOFOLLOW: a symlink anywhere on the way
+// makes the directory not exist (ELOOP or ENOTDIR), so nothing is ever read
+// or written through a link.
 func openDirHandle(root *os.Root, rel string) (*dirHandle, error) {
-	f, err := root.Open(rel)
+	top, err := root.Open(".")
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
+	if rel == "." {
+		return &dirHandle{f: top, fd: int(top.Fd()), rel: rel}, nil
 	}
-	if !fi.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("open %s: %w", rel, unix.ENOTDIR)
+	fd := int(top.Fd())
+	first := true
+	for _, name := range strings.Split(rel, "/") {
+		var next int
+		for {
+			next, err = unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != unix.EINTR {
+				break
+			}
+		}
+		if first {
+			top.Close()
+			first = false
+		} else {
+			unix.Close(fd)
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: rel, Err: err}
+		}
+		fd = next
 	}
-	return &dirHandle{f: f, fd: int(f.Fd()), rel: rel}, nil
+	return &dirHandle{f: os.NewFile(uintptr(fd), rel), fd: fd, rel: rel}, nil
 }
 
 func (d *dirHandle) close() error { return d.f.Close() }
@@ -132,6 +150,7 @@ func statFromUnix(st *unix.Stat_t) statInfo {
 		mtimeNs: st.Mtim.Nano(),
 		ctimeNs: st.Ctim.Nano(),
 		ino:     uint64(st.Ino),
+		nlink:   uint64(st.Nlink),
 	}
 	if m&unix.S_ISUID != 0 {
 		s.mode |= fs.ModeSetuid
@@ -159,9 +178,9 @@ func statFromUnix(st *unix.Stat_t) statInfo {
 }
 
 // isNotExist reports whether err means the path does not exist (including
-// a non-directory in the middle of the path).
+// a non-directory or a symlink in the middle of the path).
 func isNotExist(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR)
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP)
 }
 
 // fstat stats an open file.
@@ -185,4 +204,42 @@ func fstat(f *os.File) (statInfo, error) {
 // symlink (O_NOFOLLOW) or a fifo without a writer.
 func isNotRegular(err error) bool {
 	return errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENXIO)
+}
+
+// createTemp creates name exclusively for writing, mode 0600.
+func (d *dirHandle) createTemp(name string) (*os.File, error) {
+	for {
+		fd, err := unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "create", Path: joinRel(d.rel, name), Err: err}
+		}
+		return os.NewFile(uintptr(fd), joinRel(d.rel, name)), nil
+	}
+}
+
+// rename renames oldName over newName, both in d.
+func (d *dirHandle) rename(oldName, newName string) error {
+	if err := unix.Renameat(d.fd, oldName, d.fd, newName); err != nil {
+		return &os.LinkError{Op: "rename", Old: joinRel(d.rel, oldName), New: joinRel(d.rel, newName), Err: err}
+	}
+	return nil
+}
+
+// symlink creates name as a symlink to target.
+func (d *dirHandle) symlink(target, name string) error {
+	if err := unix.Symlinkat(target, d.fd, name); err != nil {
+		return &os.LinkError{Op: "symlink", Old: target, New: joinRel(d.rel, name), Err: err}
+	}
+	return nil
+}
+
+// remove unlinks the non-directory name.
+func (d *dirHandle) remove(name string) error {
+	if err := unix.Unlinkat(d.fd, name, 0); err != nil {
+		return &fs.PathError{Op: "remove", Path: joinRel(d.rel, name), Err: err}
+	}
+	return nil
 }

@@ -96,3 +96,19 @@ func fstat(f *os.File) (statInfo, error) {
 }
 
 func isNotRegular(err error) bool { return false }
+
+func (d *dirHandle) createTemp(name string) (*os.File, error) {
+	return d.root.OpenFile(joinRel(d.rel, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+}
+
+func (d *dirHandle) rename(oldName, newName string) error {
+	return d.root.Rename(joinRel(d.rel, oldName), joinRel(d.rel, newName))
+}
+
+func (d *dirHandle) symlink(target, name string) error {
+	return d.root.Symlink(target, joinRel(d.rel, name))
+}
+
+func (d *dirHandle) remove(name string) error {
+	return d.root.Remove(joinRel(d.rel, name))
+}
