@@ -1,7 +1,6 @@
 package cow
 
 import (
-	"path"
 	"runtime"
 	"sort"
 	"strings"
@@ -26,11 +25,6 @@ func ValidPath(p string) bool {
 	return true
 }
 
-// parentOf returns the parent directory of a valid path ("." at the top).
-func parentOf(p string) string {
-	return path.Dir(p)
-}
-
 // depth is the number of components of a valid path.
 func depth(p string) int { return strings.Count(p, "/") + 1 }
 
@@ -50,9 +44,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// isUnder reports whether p is dir or below it.
-func isUnder(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, dir+"/")
 }

@@ -19,12 +19,6 @@ type statInfo struct {
 	skip bool
 }
 
-// specialBits are the mode bits a node state keeps besides fs.ModePerm.
-const specialBits = fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
-
-// permOf keeps the bits of m a node state records.
-func permOf(m fs.FileMode) fs.FileMode { return m & (fs.ModePerm | specialBits) }
-
 // matches reports whether a cache entry describes the same inode, unchanged.
 func (s statInfo) matches(e journal.StatEntry) bool {
 	return s.kind == e.Kind && s.mode == e.Mode && s.size == e.Size &&
@@ -37,25 +31,6 @@ func (s statInfo) entry(st journal.NodeState) journal.StatEntry {
 		Kind: st.Kind, Size: st.Size, MtimeNs: s.mtimeNs, CtimeNs: s.ctimeNs,
 		Ino: s.ino, Mode: st.Mode, Blob: st.Blob, Target: st.Target,
 	}
-}
-
-// statFromFileMode classifies a Go file mode.
-func statFromFileMode(m fs.FileMode) statInfo {
-	s := statInfo{mode: permOf(m)}
-	switch m.Type() {
-	case 0:
-		s.kind = fileKind
-	case fs.ModeDir:
-		s.kind = dirKind
-	case fs.ModeSymlink:
-		s.kind = symlinkKind
-		s.mode = 0
-	case fs.ModeNamedPipe:
-		s.kind = fifoKind
-	default:
-		s.skip = true
-	}
-	return s
 }
 
 // Node kinds, shortened.

@@ -112,3 +112,28 @@ func (d *dirHandle) symlink(target, name string) error {
 func (d *dirHandle) remove(name string) error {
 	return d.root.Remove(joinRel(d.rel, name))
 }
+
+// specialBits are the mode bits a node state keeps besides fs.ModePerm.
+const specialBits = fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+
+// permOf keeps the bits of m a node state records.
+func permOf(m fs.FileMode) fs.FileMode { return m & (fs.ModePerm | specialBits) }
+
+// statFromFileMode classifies a Go file mode.
+func statFromFileMode(m fs.FileMode) statInfo {
+	s := statInfo{mode: permOf(m)}
+	switch m.Type() {
+	case 0:
+		s.kind = fileKind
+	case fs.ModeDir:
+		s.kind = dirKind
+	case fs.ModeSymlink:
+		s.kind = symlinkKind
+		s.mode = 0
+	case fs.ModeNamedPipe:
+		s.kind = fifoKind
+	default:
+		s.skip = true
+	}
+	return s
+}
