@@ -73,6 +73,9 @@ var chunkPool = sync.Pool{New: func() any { b := make([]byte, ChunkSize); return
 func getChunkBuf() *[]byte  { return chunkPool.Get().(*[]byte) }
 func putChunkBuf(b *[]byte) { chunkPool.Put(b) }
 
+// probeSize is the sample encodeChunk compresses to detect incompressible data.
+const probeSize = 16 << 10
+
 // encodeChunk returns the stored form of a chunk: flag byte + zstd frame, or
 // flag byte + raw bytes when compression does not pay.
 func encodeChunk(b []byte) ([]byte, error) {
@@ -81,6 +84,15 @@ func encodeChunk(b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}
 	out := make([]byte, 1, 1+len(b))
+	if len(b) >= 4*probeSize {
+		// Probe a sample first: media, archives and other compressed data
+		// then cost one small compression instead of a whole chunk's.
+		probe := enc.EncodeAll(b[:probeSize], out[1:1])
+		if len(probe) >= probeSize-probeSize/32 {
+			out[0] = chunkRaw
+			return append(out, b...), nil
+		}
+	}
 	out[0] = chunkZstd
 	out = enc.EncodeAll(b, out)
 	if len(out)-1 >= len(b)-len(b)/32 {
@@ -164,9 +176,12 @@ func (j *Journal) PutBytes(b []byte) (BlobRef, error) { return j.PutBlob(bytes.N
 
 // retryConflicts runs a write transaction, rerunning it when a concurrent
 // writer of the same key made it conflict, and converts badger panics.
-func (j *Journal) retryConflicts(fn func(txn *badger.Txn) error) error {
+func (j *Journal) retryConflicts(need int, fn func(txn *badger.Txn) error) error {
 	if j.closed.Load() {
 		return errClosed
+	}
+	if err := checkSpace(j.dir, int64(need), spaceReserve); err != nil {
+		return err
 	}
 	var err error
 	for attempt := 0; attempt <= maxConflictRetries; attempt++ {
@@ -182,6 +197,7 @@ func (j *Journal) retryConflicts(fn func(txn *badger.Txn) error) error {
 		if !errors.Is(err, badger.ErrConflict) {
 			return err
 		}
+		conflictPause(attempt)
 	}
 	return err
 }
@@ -191,13 +207,13 @@ func (j *Journal) putChunk(chunk []byte) (chunkRef, error) {
 	w := newChunkWrite(chunk)
 	defer w.release()
 	var out chunkRef
-	err := j.retryConflicts(func(txn *badger.Txn) error {
+	err := j.retryConflicts(len(chunk), func(txn *badger.Txn) error {
 		var err error
 		out, err = w.put(txn)
 		return err
 	})
 	if err != nil {
-		return chunkRef{}, fmt.Errorf("store chunk %016x/%d: %w", w.base.Hash, w.base.Len, classifyOpenError(err))
+		return chunkRef{}, fmt.Errorf("store chunk %016x/%d: %w", w.base.Hash, w.base.Len, writeError(err))
 	}
 	return out, nil
 }
@@ -209,7 +225,7 @@ func (j *Journal) putSmallBlob(chunk []byte) (BlobRef, error) {
 	defer w.release()
 	ref := BlobRef{Hash: w.base.Hash, Size: int64(len(chunk))}
 	var out BlobRef
-	err := j.retryConflicts(func(txn *badger.Txn) error {
+	err := j.retryConflicts(len(chunk), func(txn *badger.Txn) error {
 		c, err := w.put(txn)
 		if err != nil {
 			return err
@@ -218,7 +234,7 @@ func (j *Journal) putSmallBlob(chunk []byte) (BlobRef, error) {
 		return err
 	})
 	if err != nil {
-		return BlobRef{}, fmt.Errorf("store blob %s: %w", ref, classifyOpenError(err))
+		return BlobRef{}, fmt.Errorf("store blob %s: %w", ref, writeError(err))
 	}
 	return out, nil
 }
@@ -291,13 +307,13 @@ func (w *chunkWrite) put(txn *badger.Txn) (chunkRef, error) {
 func (j *Journal) putBlobRecord(ref BlobRef, list []chunkRef) (BlobRef, error) {
 	val := encodeChunkList(list)
 	var out BlobRef
-	err := j.retryConflicts(func(txn *badger.Txn) error {
+	err := j.retryConflicts(len(val), func(txn *badger.Txn) error {
 		var err error
 		out, err = putBlobTxn(txn, ref, val)
 		return err
 	})
 	if err != nil {
-		return ref, classifyOpenError(err)
+		return ref, writeError(err)
 	}
 	return out, nil
 }
@@ -429,8 +445,10 @@ func (j *Journal) writeBlob(ref BlobRef, w io.Writer) error {
 // ReadBlob returns the whole content of ref (verified). For small blobs.
 func (j *Journal) ReadBlob(ref BlobRef) ([]byte, error) {
 	var buf bytes.Buffer
-	if ref.Size > 0 && ref.Size < 1<<30 {
-		buf.Grow(int(ref.Size))
+	if ref.Size > 0 {
+		// A reference read from a damaged journal may claim any size:
+		// preallocate at most 64 MiB before the content proves itself.
+		buf.Grow(int(min(ref.Size, 64<<20)))
 	}
 	if err := j.WriteBlob(ref, &buf); err != nil {
 		return nil, err

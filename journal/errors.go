@@ -58,7 +58,7 @@ func classifyOpenError(err error) error {
 			return &errnoError{errno: e, err: err}
 		}
 	}
-	if errors.Is(err, badger.ErrDBClosed) || errors.Is(err, badger.ErrBlockedWrites) {
+	if errors.Is(err, errClosed) || errors.Is(err, badger.ErrDBClosed) || errors.Is(err, badger.ErrBlockedWrites) {
 		return err
 	}
 	return fmt.Errorf("%w: %w", ErrCorrupt, err)
@@ -73,7 +73,7 @@ func readError(err error) error {
 	if errors.Is(err, y.ErrChecksumMismatch) {
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	if errors.Is(err, badger.ErrDBClosed) || errors.Is(err, badger.ErrConflict) {
+	if errors.Is(err, errClosed) || errors.Is(err, badger.ErrDBClosed) || errors.Is(err, badger.ErrConflict) {
 		return err
 	}
 	var errno syscall.Errno
@@ -87,4 +87,24 @@ func readError(err error) error {
 		}
 	}
 	return fmt.Errorf("%w: %w", ErrCorrupt, err)
+}
+
+// writeError keeps an error met while writing as it is, except that an
+// errno hidden in badger's message (no space, permission, I/O) is made
+// visible to errors.Is.
+func writeError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return err
+	}
+	msg := err.Error()
+	for _, e := range resourceErrnos {
+		if strings.Contains(msg, e.Error()) {
+			return &errnoError{errno: e, err: err}
+		}
+	}
+	return err
 }

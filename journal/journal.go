@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -81,6 +80,9 @@ func Open(dir, root string) (*Journal, error) {
 	}
 	if err := prepareDir(dir); err != nil {
 		return nil, err
+	}
+	if err := checkSpace(dir, 0, openReserve); err != nil {
+		return nil, fmt.Errorf("open journal %s: %w", dir, err)
 	}
 	db, err := openBadger(dir)
 	if err != nil {
@@ -202,7 +204,7 @@ func (j *Journal) checkMeta() error {
 			err = j.db.Sync()
 		}
 		if err != nil {
-			return fmt.Errorf("open journal %s: write schema: %w", j.dir, classifyOpenError(err))
+			return fmt.Errorf("open journal %s: write schema: %w", j.dir, writeError(err))
 		}
 		return nil
 	}
@@ -237,7 +239,7 @@ func (j *Journal) Close() error {
 			}
 		}()
 		if err := j.db.Close(); err != nil {
-			j.closeErr = fmt.Errorf("close journal %s: %w", j.dir, classifyOpenError(err))
+			j.closeErr = fmt.Errorf("close journal %s: %w", j.dir, writeError(err))
 		}
 	})
 	return j.closeErr
@@ -255,7 +257,7 @@ func (j *Journal) Sync() error {
 		return fmt.Errorf("sync journal %s: %w", j.dir, errClosed)
 	}
 	if err := j.db.Sync(); err != nil {
-		return fmt.Errorf("sync journal %s: %w", j.dir, classifyOpenError(err))
+		return fmt.Errorf("sync journal %s: %w", j.dir, writeError(err))
 	}
 	restrictFiles(j.dir)
 	return nil
@@ -411,7 +413,7 @@ func (j *Journal) LayerChange(id tasks.ID, path string) (Change, bool, error) {
 // committed, so write changes first, then the task in an Update.
 func (j *Journal) PutChanges(id tasks.ID, changes []Change) error {
 	op := fmt.Sprintf("write layer %d", id)
-	return j.batch(op, func(wb *badger.WriteBatch) error {
+	return j.batch(op, func(wb *spaceBatch) error {
 		for _, c := range changes {
 			if err := wb.Set(layerKey(id, c.Path), encodeChange(c)); err != nil {
 				return err
@@ -424,7 +426,7 @@ func (j *Journal) PutChanges(id tasks.ID, changes []Change) error {
 // DeleteChanges removes paths from task id's layer.
 func (j *Journal) DeleteChanges(id tasks.ID, paths []string) error {
 	op := fmt.Sprintf("delete from layer %d", id)
-	return j.batch(op, func(wb *badger.WriteBatch) error {
+	return j.batch(op, func(wb *spaceBatch) error {
 		for _, p := range paths {
 			if err := wb.Delete(layerKey(id, p)); err != nil {
 				return err
@@ -436,19 +438,54 @@ func (j *Journal) DeleteChanges(id tasks.ID, paths []string) error {
 
 // batch runs fn over a WriteBatch (which splits itself into transactions of
 // the allowed size) and flushes it.
-func (j *Journal) batch(op string, fn func(wb *badger.WriteBatch) error) error {
+func (j *Journal) batch(op string, fn func(wb *spaceBatch) error) error {
 	if j.closed.Load() {
 		return fmt.Errorf("%s: %w", op, errClosed)
 	}
+	if err := checkSpace(j.dir, 0, spaceReserve); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
 	wb := j.db.NewWriteBatch()
 	defer wb.Cancel()
-	if err := fn(wb); err != nil {
-		return fmt.Errorf("%s: %w", op, classifyOpenError(err))
+	if err := fn(&spaceBatch{wb: wb, dir: j.dir}); err != nil {
+		return fmt.Errorf("%s: %w", op, writeError(err))
 	}
 	if err := wb.Flush(); err != nil {
-		return fmt.Errorf("%s: %w", op, classifyOpenError(err))
+		return fmt.Errorf("%s: %w", op, writeError(err))
 	}
 	return nil
+}
+
+// spaceBatch is a WriteBatch that re-checks the free space every 4 MiB.
+type spaceBatch struct {
+	wb      *badger.WriteBatch
+	dir     string
+	pending int64
+}
+
+func (b *spaceBatch) add(n int) error {
+	b.pending += int64(n)
+	if b.pending < 4<<20 {
+		return nil
+	}
+	b.pending = 0
+	return checkSpace(b.dir, 4<<20, spaceReserve)
+}
+
+// Set adds a write to the batch.
+func (b *spaceBatch) Set(k, v []byte) error {
+	if err := b.add(len(k) + len(v)); err != nil {
+		return err
+	}
+	return b.wb.Set(k, v)
+}
+
+// Delete adds a deletion to the batch.
+func (b *spaceBatch) Delete(k []byte) error {
+	if err := b.add(len(k) + 16); err != nil {
+		return err
+	}
+	return b.wb.Delete(k)
 }
 
 // Sessions returns every session ordered by id.
@@ -538,7 +575,7 @@ func (j *Journal) StatCache() (map[string]StatEntry, error) {
 
 // PutStats upserts and deletes stat-cache entries in batches.
 func (j *Journal) PutStats(upsert map[string]StatEntry, deleted []string) error {
-	return j.batch("write stat cache", func(wb *badger.WriteBatch) error {
+	return j.batch("write stat cache", func(wb *spaceBatch) error {
 		for _, p := range deleted {
 			if _, ok := upsert[p]; ok {
 				continue
@@ -568,9 +605,4 @@ func (j *Journal) Actions(session uint64) ([]Action, error) {
 		return nil
 	})
 	return out, err
-}
-
-// sortChanges sorts changes by path (used by tests and callers that merge).
-func sortChanges(cs []Change) {
-	sort.Slice(cs, func(a, b int) bool { return cs[a].Path < cs[b].Path })
 }

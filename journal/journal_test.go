@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -280,16 +281,16 @@ func TestStatCache100k(t *testing.T) {
 	}
 	put := time.Since(start)
 	j = reopen(t, j)
-	start = time.Now()
+	start, cpu := time.Now(), cpuTime()
 	got, err := j.StatCache()
-	read := time.Since(start)
+	read, readCPU := time.Since(start), cpuTime()-cpu
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, up) {
 		t.Fatalf("stat cache differs: %d entries", len(got))
 	}
-	t.Logf("100k stats: put %v, read %v", put, read)
+	t.Logf("100k stats: put %v, read %v (%v CPU)", put, read, readCPU)
 }
 
 func TestOpenCreatesPrivateDir(t *testing.T) {
@@ -350,7 +351,6 @@ func TestUpdateIsAtomic(t *testing.T) {
 func TestNextSessionIDConcurrent(t *testing.T) {
 	j := openTest(t)
 	const n = 20
-	ids := make(chan uint64, n)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Add(1)
@@ -361,7 +361,6 @@ func TestNextSessionIDConcurrent(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				ids <- id // may run twice on a conflict; only the last is kept below
 				return tx.PutSession(Session{ID: id})
 			})
 			if err != nil {
@@ -437,4 +436,100 @@ func TestNothingOnStderr(t *testing.T) {
 	if len(b) > 0 {
 		t.Errorf("printed on stderr:\n%s", b)
 	}
+}
+
+func TestTxReads(t *testing.T) {
+	j := openTest(t)
+	err := j.Update(func(tx *Tx) error {
+		s, err := tx.State()
+		if err != nil || s != (State{}) {
+			t.Errorf("empty state: %+v %v", s, err)
+		}
+		if _, err := tx.Task(1); !errors.Is(err, ErrNotFound) {
+			t.Errorf("missing task: %v", err)
+		}
+		if err := tx.PutTask(tasks.Task{ID: 1, Summary: "x"}); err != nil {
+			return err
+		}
+		if got, err := tx.Task(1); err != nil || got.Summary != "x" {
+			t.Errorf("task written in this tx: %+v %v", got, err)
+		}
+		return tx.SetState(State{Active: 1, Current: 1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Concurrent read-modify-write of the state through Tx.State loses nothing.
+	var wg sync.WaitGroup
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := j.Update(func(tx *Tx) error {
+				s, err := tx.State()
+				if err != nil {
+					return err
+				}
+				s.Clock++
+				return tx.SetState(s)
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if s, err := j.State(); err != nil || s.Clock != 10 || s.Active != 1 {
+		t.Errorf("state after 10 increments: %+v %v", s, err)
+	}
+}
+
+func TestLayer100k(t *testing.T) {
+	j := openTest(t)
+	changes := make([]Change, 100000)
+	for i := range changes {
+		changes[i] = Change{Path: fmt.Sprintf("node_modules/pkg%04d/lib/f%06d.js", i%5000, i),
+			After: NodeState{Kind: File, Mode: 0o644, Size: int64(i), Blob: BlobRef{Hash: uint64(i), Size: int64(i)}}}
+	}
+	start := time.Now()
+	if err := j.PutChanges(9, changes); err != nil {
+		t.Fatal(err)
+	}
+	put := time.Since(start)
+	start, cpu := time.Now(), cpuTime()
+	got, err := j.Layer(9)
+	read, readCPU := time.Since(start), cpuTime()-cpu
+	if err != nil {
+		t.Fatal(err)
+	}
+	sortChanges(changes)
+	if !reflect.DeepEqual(got, changes) {
+		t.Fatalf("layer of %d changes differs", len(got))
+	}
+	paths := make([]string, 0, len(changes))
+	for _, c := range changes[:50000] {
+		paths = append(paths, c.Path)
+	}
+	if err := j.DeleteChanges(9, paths); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := j.Layer(9); err != nil || len(got) != 50000 {
+		t.Fatalf("after deleting 50k: %d %v", len(got), err)
+	}
+	t.Logf("100k changes: put %v, read %v (%v CPU)", put, read, readCPU)
+}
+
+func TestUpdatePanicIsTheCallers(t *testing.T) {
+	j := openTest(t)
+	defer func() {
+		if r := recover(); r != "mine" {
+			t.Errorf("recovered %v, want the caller's own panic value", r)
+		}
+	}()
+	j.Update(func(tx *Tx) error { panic("mine") })
+}
+
+// sortChanges sorts changes by path, the order Layer returns.
+func sortChanges(cs []Change) {
+	sort.Slice(cs, func(a, b int) bool { return cs[a].Path < cs[b].Path })
 }

@@ -3,15 +3,21 @@ package journal
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime/debug"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
 
-// maxConflictRetries bounds how often Update reruns fn after a conflict
-// with a concurrent transaction.
-const maxConflictRetries = 16
+// maxConflictRetries bounds how often a transaction is rerun after a
+// conflict with a concurrent one; conflictPause spreads the reruns out.
+const maxConflictRetries = 100
+
+func conflictPause(attempt int) {
+	time.Sleep(time.Duration(1+rand.IntN(attempt+1)) * 50 * time.Microsecond)
+}
 
 // Update runs fn in one atomic transaction and syncs it to disk before
 // returning, so what fn wrote survives a crash or power loss. If a
@@ -21,18 +27,22 @@ func (j *Journal) Update(fn func(tx *Tx) error) (err error) {
 	if j.closed.Load() {
 		return fmt.Errorf("update journal %s: %w", j.dir, errClosed)
 	}
+	if err := checkSpace(j.dir, 0, spaceReserve); err != nil {
+		return fmt.Errorf("update journal %s: %w", j.dir, err)
+	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	for attempt := 0; ; attempt++ {
 		err = j.update(fn)
 		if !errors.Is(err, badger.ErrConflict) || attempt == maxConflictRetries {
 			break
 		}
+		conflictPause(attempt)
 	}
 	if err != nil {
 		return err
 	}
 	if err := j.db.Sync(); err != nil {
-		return fmt.Errorf("sync journal %s: %w", j.dir, classifyOpenError(err))
+		return fmt.Errorf("sync journal %s: %w", j.dir, writeError(err))
 	}
 	return nil
 }
@@ -139,4 +149,43 @@ func (tx *Tx) DeleteIntent() error {
 // PutAction appends an action record (seq already set by the caller).
 func (tx *Tx) PutAction(a Action) error {
 	return tx.setJSON(fmt.Sprintf("action %d/%d", a.Session, a.Seq), actionKey(a.Session, a.Seq), a)
+}
+
+// State reads the root's position inside the transaction (zero State when
+// none is stored), so a read-modify-write of it is atomic: a concurrent
+// Update that changed it makes this one rerun.
+func (tx *Tx) State() (s State, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = State{}, fmt.Errorf("read state: %w: badger panicked: %v", ErrCorrupt, r)
+		}
+	}()
+	v, err := getCopy(tx.txn, keyState)
+	if errors.Is(err, ErrNotFound) {
+		return State{}, nil
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("read state: %w", err)
+	}
+	if err := decodeJSON("state", v, &s); err != nil {
+		return State{}, fmt.Errorf("read state: %w", err)
+	}
+	return s, nil
+}
+
+// Task reads one task inside the transaction (ErrNotFound if missing).
+func (tx *Tx) Task(id tasks.ID) (t tasks.Task, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			t, err = tasks.Task{}, fmt.Errorf("read task %d: %w: badger panicked: %v", id, ErrCorrupt, r)
+		}
+	}()
+	v, err := getCopy(tx.txn, taskKey(id))
+	if err != nil {
+		return tasks.Task{}, fmt.Errorf("read task %d: %w", id, err)
+	}
+	if err := decodeJSON(describeKey(taskKey(id)), v, &t); err != nil {
+		return tasks.Task{}, fmt.Errorf("read task %d: %w", id, err)
+	}
+	return t, nil
 }

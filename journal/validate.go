@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/pb"
 	"github.com/dgraph-io/badger/v4/table"
 	"github.com/dgraph-io/badger/v4/y"
@@ -49,10 +51,97 @@ func checkTables(dir string, opt badger.Options) (err error) {
 				ErrCorrupt, valid, fi.Size(), orphan)
 		}
 	}
-	for id := range m.Tables {
-		if err := checkTable(table.NewFilename(id, dir)); err != nil {
+	verified := loadVerified(dir)
+	changed := false
+	for id, tm := range m.Tables {
+		name := table.NewFilename(id, dir)
+		size, err := checkTable(name)
+		if err != nil {
 			return err
 		}
+		if verified[id] == size || tm.KeyID != 0 {
+			continue
+		}
+		if err := checkBlocks(name, id, tm.Compression); err != nil {
+			return err
+		}
+		verified[id] = size
+		changed = true
+	}
+	for id := range verified {
+		if _, live := m.Tables[id]; !live {
+			delete(verified, id)
+			changed = true
+		}
+	}
+	if changed {
+		saveVerified(dir, verified)
+	}
+	return nil
+}
+
+// verifiedFile lists the tables whose every block checksum was verified,
+// one "id size" line each. Tables never change once written, so each is
+// read in full once, at the first Open after it appeared: a damaged block
+// would otherwise make badger's iterators stop early without an error and
+// records would silently go missing. The file is a cache: if it is lost or
+// unreadable, every table is verified again.
+const verifiedFile = "VERIFIED"
+
+func loadVerified(dir string) map[uint64]int64 {
+	out := map[uint64]int64{}
+	b, err := os.ReadFile(filepath.Join(dir, verifiedFile))
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var id uint64
+		var size int64
+		if _, err := fmt.Sscanf(line, "%d %d", &id, &size); err == nil {
+			out[id] = size
+		}
+	}
+	return out
+}
+
+// saveVerified writes the verified set atomically; failing to is harmless.
+func saveVerified(dir string, verified map[uint64]int64) {
+	var b strings.Builder
+	for id, size := range verified {
+		fmt.Fprintf(&b, "%d %d\n", id, size)
+	}
+	tmp := filepath.Join(dir, verifiedFile+".tmp")
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
+		return
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, verifiedFile)); err != nil {
+		_ = os.Remove(tmp)
+	}
+}
+
+// checkBlocks reads a whole table and verifies the checksum of each block,
+// through badger's own table code run here, where its panics on damaged
+// blocks can be recovered.
+func checkBlocks(name string, id uint64, compression options.CompressionType) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: table %s: a block fails its checksum (badger: %v)", ErrCorrupt, filepath.Base(name), r)
+		}
+	}()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	t, err := table.OpenInMemoryTable(data, id, &table.Options{
+		ChkMode:     options.OnBlockRead,
+		BlockSize:   4 << 10,
+		Compression: compression,
+	})
+	if err != nil {
+		return fmt.Errorf("%w: table %s: %v", ErrCorrupt, filepath.Base(name), err)
+	}
+	if err := t.VerifyChecksum(); err != nil {
+		return fmt.Errorf("%w: table %s: %v", ErrCorrupt, filepath.Base(name), err)
 	}
 	return nil
 }
@@ -74,19 +163,20 @@ func unlistedTable(dir string, m badger.Manifest) string {
 }
 
 // checkTable checks one table's footer (checksum length, checksum, index
-// length) and the checksum of its index, as badger's initIndex reads them.
-func checkTable(name string) error {
+// length) and the checksum of its index, as badger's initIndex reads them,
+// and returns the table's size.
+func checkTable(name string) (int64, error) {
 	f, err := os.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: table %s listed in the manifest is missing", ErrCorrupt, filepath.Base(name))
+		return 0, fmt.Errorf("%w: table %s listed in the manifest is missing", ErrCorrupt, filepath.Base(name))
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	bad := func(what string) error {
 		return fmt.Errorf("%w: table %s: %s", ErrCorrupt, filepath.Base(name), what)
@@ -105,27 +195,27 @@ func checkTable(name string) error {
 	}
 	b, ok := readAt(4)
 	if !ok {
-		return bad("too short")
+		return 0, bad("too short")
 	}
 	chkLen := int64(binary.BigEndian.Uint32(b))
 	b, ok = readAt(chkLen)
 	if !ok {
-		return bad("bad checksum length")
+		return 0, bad("bad checksum length")
 	}
 	var chk pb.Checksum
 	if err := proto.Unmarshal(b, &chk); err != nil {
-		return bad("bad checksum: " + err.Error())
+		return 0, bad("bad checksum: " + err.Error())
 	}
 	b, ok = readAt(4)
 	if !ok {
-		return bad("too short for its index")
+		return 0, bad("too short for its index")
 	}
 	b, ok = readAt(int64(binary.BigEndian.Uint32(b)))
 	if !ok {
-		return bad("bad index length")
+		return 0, bad("bad index length")
 	}
 	if err := y.VerifyChecksum(b, &chk); err != nil {
-		return bad("index checksum mismatch")
+		return 0, bad("index checksum mismatch")
 	}
-	return nil
+	return fi.Size(), nil
 }

@@ -92,7 +92,7 @@ func (v *verifier) tables() error {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			v.damage = append(v.damage, Damage{Kind: "table", Key: "tables", Detail: fmt.Sprintf("checksum check panicked: %v", r)})
+			v.damage = append(v.damage, Damage{Kind: "table", Key: "tables", Detail: fmt.Sprintf("a table block fails its checksum (badger: %v)", r)})
 		}
 	}()
 	if err := v.j.db.VerifyChecksum(); err != nil {
