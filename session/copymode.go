@@ -42,3 +42,27 @@ func (copyRecorder) move(*Active, tasks.ID) (int, error) {
 }
 
 func (copyRecorder) flush() error { return nil }
+
+// saveStats writes the entries of m that differ from old and deletes the
+// paths that are gone.
+func saveStats(j *journal.Journal, old, m cow.Manifest) error {
+	up := make(map[string]journal.StatEntry)
+	for p, e := range m {
+		if o, ok := old[p]; !ok || o != e {
+			up[p] = e
+		}
+	}
+	var del []string
+	for p := range old {
+		if _, ok := m[p]; !ok {
+			del = append(del, p)
+		}
+	}
+	if len(up) == 0 && len(del) == 0 {
+		return nil
+	}
+	if err := j.PutStats(up, del); err != nil {
+		return fmt.Errorf("save stat cache: %w", err)
+	}
+	return nil
+}

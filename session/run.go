@@ -249,40 +249,6 @@ func (a *Active) begin() error {
 	return w.lock.Update(Holder{Pid: os.Getpid(), Command: "run", Session: id, Control: a.Control})
 }
 
-// openTask commits t as the new active task together with the session
-// record. In copy mode it is the applied task too (the child writes into the
-// real tree); in fuse mode the real tree stays at the session's base until
-// the session ends.
-func (a *Active) openTaskLocked(tree *tasks.Tree, st journal.State, t tasks.Task, sess journal.Session) error {
-	st.Clock++
-	t.Visit = st.Clock
-	visited := tree.Visit(t.Parent, st.Clock)
-	st.Active, st.Current = t.ID, t.ID
-	if a.Mode == ModeCopy {
-		st.Applied = t.ID // the child writes into the real tree
-	}
-	err := a.W.Journal.Update(func(tx *journal.Tx) error {
-		for _, v := range visited {
-			if err := tx.PutTask(v); err != nil {
-				return err
-			}
-		}
-		if err := tx.PutTask(t); err != nil {
-			return err
-		}
-		if err := tx.PutSession(sess); err != nil {
-			return err
-		}
-		return tx.SetState(st)
-	})
-	if err != nil {
-		return fmt.Errorf("record task %d: %w", t.ID, err)
-	}
-	a.task = t.ID
-	a.Session = sess
-	return nil
-}
-
 // copyBaseline scans the tree before the child starts. Differences from the
 // last known tree were made outside any session: they become an outside task
 // first, so nothing is lost.
@@ -335,30 +301,6 @@ func (a *Active) notifySkipped(skipped []string) {
 		map[bool]string{true: fmt.Sprintf(" and %d more", len(skipped)-len(shown)), false: ""}[len(skipped) > len(shown)]))
 }
 
-// saveStats writes the entries of m that differ from old and deletes the
-// paths that are gone.
-func saveStats(j *journal.Journal, old, m cow.Manifest) error {
-	up := make(map[string]journal.StatEntry)
-	for p, e := range m {
-		if o, ok := old[p]; !ok || o != e {
-			up[p] = e
-		}
-	}
-	var del []string
-	for p := range old {
-		if _, ok := m[p]; !ok {
-			del = append(del, p)
-		}
-	}
-	if len(up) == 0 && len(del) == 0 {
-		return nil
-	}
-	if err := j.PutStats(up, del); err != nil {
-		return fmt.Errorf("save stat cache: %w", err)
-	}
-	return nil
-}
-
 func (a *Active) childEnv() []string {
 	env := append([]string(nil), a.opts.Env...)
 	env = setEnv(env, EnvRoot, a.W.Root)
@@ -405,86 +347,6 @@ func (a *Active) runChild() (int, error) {
 	}
 	code := child.Wait()
 	return code, nil
-}
-
-// Checkpoint seals the open task and opens the next one (a child of it).
-func (a *Active) Checkpoint(summary string) (sealed tasks.ID, next tasks.ID, err error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	j := a.W.Journal
-	if a.pending {
-		if _, err := a.recordPending(true); err != nil {
-			return 0, 0, err
-		}
-	}
-	cur := a.task
-	st, err := j.State()
-	if err != nil {
-		return 0, 0, err
-	}
-	next = st.Current + 1
-	changes, err := a.rec.seal(a, cur, next)
-	if err != nil {
-		return 0, 0, err
-	}
-	t, err := j.Task(cur)
-	if err != nil {
-		return 0, 0, err
-	}
-	now := a.opts.now()
-	t.Ended, t.Files = now, len(changes)
-	if err := cow.CommitTask(j, t, changes, st); err != nil {
-		return 0, 0, fmt.Errorf("seal task %d: %w", cur, err)
-	}
-	tree, err := j.Tree()
-	if err != nil {
-		return 0, 0, err
-	}
-	if summary == "" {
-		summary = SummaryOf(a.opts.Summary, a.opts.Argv)
-	}
-	nt := tasks.Task{ID: next, Parent: cur, Summary: tasks.Summarize(summary), Session: a.Session.ID,
-		Kind: tasks.KindAgent, Created: now}
-	sess := a.Session
-	sess.Tasks = append(append([]tasks.ID(nil), sess.Tasks...), nt.ID)
-	if err := a.openTaskLocked(tree, st, nt, sess); err != nil {
-		return 0, 0, err
-	}
-	return cur, nt.ID, nil
-}
-
-// recordPending gives the reserved task of a fuse session its record, as a
-// child of the task the session moved to, when anything was written into it
-// (always when force). It reports whether the task now exists.
-func (a *Active) recordPending(force bool) (bool, error) {
-	j := a.W.Journal
-	if err := a.rec.flush(); err != nil {
-		return false, err
-	}
-	layer, err := j.Layer(a.task)
-	if err != nil {
-		return false, err
-	}
-	if len(layer) == 0 && !force {
-		return false, nil
-	}
-	st, err := j.State()
-	if err != nil {
-		return false, err
-	}
-	tree, err := j.Tree()
-	if err != nil {
-		return false, err
-	}
-	t := tasks.Task{ID: a.task, Parent: a.pendingParent, Summary: SummaryOf(a.opts.Summary, a.opts.Argv),
-		Session: a.Session.ID, Kind: tasks.KindAgent, Created: a.opts.now()}
-	sess := a.Session
-	sess.Tasks = append(append([]tasks.ID(nil), sess.Tasks...), t.ID)
-	if err := a.openTaskLocked(tree, st, t, sess); err != nil {
-		return false, err
-	}
-	a.pending = false
-	return true, nil
 }
 
 // end seals the last task and the session.
@@ -542,41 +404,4 @@ func (a *Active) end(code int) (Result, error) {
 		}
 	}
 	return res, nil
-}
-
-// SessionChanges is the net change of a session: from its base task to its
-// last task.
-func SessionChanges(j *journal.Journal, s journal.Session) ([]journal.Change, error) {
-	if len(s.Tasks) == 0 {
-		return nil, nil
-	}
-	return NetChanges(j, s.Base, s.Tasks[len(s.Tasks)-1])
-}
-
-// NetChanges is the change of every path from task a to task b, dropping
-// paths that end as they started.
-func NetChanges(j *journal.Journal, a, b tasks.ID) ([]journal.Change, error) {
-	tree, err := j.Tree()
-	if err != nil {
-		return nil, err
-	}
-	plan, err := cow.MakePlan(tree, j, a, b)
-	if err != nil {
-		return nil, err
-	}
-	return diffPlan(plan), nil
-}
-
-// diffPlan lists the paths of a plan whose target differs from the expected
-// state, sorted by path.
-func diffPlan(plan cow.Plan) []journal.Change {
-	var out []journal.Change
-	for p, after := range plan.Target {
-		before := plan.Expected[p]
-		if !before.Equal(after) {
-			out = append(out, journal.Change{Path: p, Before: before, After: after})
-		}
-	}
-	sortChanges(out)
-	return out
 }

@@ -1,0 +1,123 @@
+package session
+
+import (
+	"fmt"
+
+	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/journal"
+	"github.com/timeagent-dev/timeagent/tasks"
+)
+
+// openTaskLocked commits t as the new active task together with the session
+// record. In copy mode it is the applied task too (the child writes into the
+// real tree); in fuse mode the real tree stays at the session's base until
+// the session ends.
+func (a *Active) openTaskLocked(tree *tasks.Tree, st journal.State, t tasks.Task, sess journal.Session) error {
+	st.Clock++
+	t.Visit = st.Clock
+	visited := tree.Visit(t.Parent, st.Clock)
+	st.Active, st.Current = t.ID, t.ID
+	if a.Mode == ModeCopy {
+		st.Applied = t.ID // the child writes into the real tree
+	}
+	err := a.W.Journal.Update(func(tx *journal.Tx) error {
+		for _, v := range visited {
+			if err := tx.PutTask(v); err != nil {
+				return err
+			}
+		}
+		if err := tx.PutTask(t); err != nil {
+			return err
+		}
+		if err := tx.PutSession(sess); err != nil {
+			return err
+		}
+		return tx.SetState(st)
+	})
+	if err != nil {
+		return fmt.Errorf("record task %d: %w", t.ID, err)
+	}
+	a.task = t.ID
+	a.Session = sess
+	return nil
+}
+
+// Checkpoint seals the open task and opens the next one (a child of it).
+func (a *Active) Checkpoint(summary string) (sealed tasks.ID, next tasks.ID, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	j := a.W.Journal
+	if a.pending {
+		if _, err := a.recordPending(true); err != nil {
+			return 0, 0, err
+		}
+	}
+	cur := a.task
+	st, err := j.State()
+	if err != nil {
+		return 0, 0, err
+	}
+	next = st.Current + 1
+	changes, err := a.rec.seal(a, cur, next)
+	if err != nil {
+		return 0, 0, err
+	}
+	t, err := j.Task(cur)
+	if err != nil {
+		return 0, 0, err
+	}
+	now := a.opts.now()
+	t.Ended, t.Files = now, len(changes)
+	if err := cow.CommitTask(j, t, changes, st); err != nil {
+		return 0, 0, fmt.Errorf("seal task %d: %w", cur, err)
+	}
+	tree, err := j.Tree()
+	if err != nil {
+		return 0, 0, err
+	}
+	if summary == "" {
+		summary = SummaryOf(a.opts.Summary, a.opts.Argv)
+	}
+	nt := tasks.Task{ID: next, Parent: cur, Summary: tasks.Summarize(summary), Session: a.Session.ID,
+		Kind: tasks.KindAgent, Created: now}
+	sess := a.Session
+	sess.Tasks = append(append([]tasks.ID(nil), sess.Tasks...), nt.ID)
+	if err := a.openTaskLocked(tree, st, nt, sess); err != nil {
+		return 0, 0, err
+	}
+	return cur, nt.ID, nil
+}
+
+// recordPending gives the reserved task of a fuse session its record, as a
+// child of the task the session moved to, when anything was written into it
+// (always when force). It reports whether the task now exists.
+func (a *Active) recordPending(force bool) (bool, error) {
+	j := a.W.Journal
+	if err := a.rec.flush(); err != nil {
+		return false, err
+	}
+	layer, err := j.Layer(a.task)
+	if err != nil {
+		return false, err
+	}
+	if len(layer) == 0 && !force {
+		return false, nil
+	}
+	st, err := j.State()
+	if err != nil {
+		return false, err
+	}
+	tree, err := j.Tree()
+	if err != nil {
+		return false, err
+	}
+	t := tasks.Task{ID: a.task, Parent: a.pendingParent, Summary: SummaryOf(a.opts.Summary, a.opts.Argv),
+		Session: a.Session.ID, Kind: tasks.KindAgent, Created: a.opts.now()}
+	sess := a.Session
+	sess.Tasks = append(append([]tasks.ID(nil), sess.Tasks...), t.ID)
+	if err := a.openTaskLocked(tree, st, t, sess); err != nil {
+		return false, err
+	}
+	a.pending = false
+	return true, nil
+}
