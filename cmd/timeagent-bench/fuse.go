@@ -26,15 +26,18 @@ var workloads = []struct {
 	{"sequential write", "dd if=/dev/zero of=big-write.bin bs=1M count=$WRITEMIB status=none", 1.5},
 }
 
-// workloadScript is a sh script: sh SCRIPT OUT DIR runs every workload twice
-// in DIR, appending "index run nanoseconds status" lines to OUT.
+// workloadScript is a sh script: sh SCRIPT OUT DIR [keep] runs every
+// workload twice in DIR, appending "index run nanoseconds status" lines to
+// OUT, then removes what the workloads created unless told to keep it (in
+// fuse-overlayfs, deleting 40k files through the mount takes minutes; its
+// upper directory is thrown away instead).
 func (b *bench) workloadScript() string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "out=$1; cd \"$2\" || exit 1\nSELF=%q; CREATE=%d; WRITEMIB=%d\n", b.cfg.self, b.cfg.create, b.cfg.readMiB)
 	for i, w := range workloads {
 		fmt.Fprintf(&s, "for run in 1 2; do s=$(date +%%s%%N); ( %s ) >/dev/null 2>&1; rc=$?; e=$(date +%%s%%N); echo \"%d $run $((e-s)) $rc\" >> \"$out\"; done\n", w.cmd, i)
 	}
-	s.WriteString("rm -rf bench-create-1 bench-create-2 big-write.bin\n")
+	s.WriteString("[ \"$3\" = keep ] || rm -rf bench-create-1 bench-create-2 big-write.bin\n")
 	return s.String()
 }
 
@@ -121,10 +124,11 @@ func (b *bench) fuse(n int) error {
 		if ovlMount, err = measure(b.cfg.reps, reset, mount); err != nil {
 			return err
 		}
-		ovl, _, err = runIn("fuse-overlayfs", func(out string) cmdSpec { return cmdSpec{argv: []string{"sh", script, out, mnt}} })
+		ovl, _, err = runIn("fuse-overlayfs", func(out string) cmdSpec { return cmdSpec{argv: []string{"sh", script, out, mnt, "keep"}} })
 		return err
 	}()
 	if ovlErr != nil {
+		ovlMount, ovl = nil, nil
 		logf("fuse-overlayfs: not available: %v", ovlErr)
 	}
 
@@ -132,23 +136,38 @@ func (b *bench) fuse(n int) error {
 	home := filepath.Join(b.cfg.work, "home-fuse")
 	os.RemoveAll(home)
 	defer os.RemoveAll(home)
-	var taMount, taRun *timing
+	var taMount, taStart, taRun *timing
 	var ta []time.Duration
 	taErr := func() error {
 		if _, err := b.ta(home, tree, "run", "--mode", "fuse", "--", "true").output(); err != nil {
 			lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
 			return fmt.Errorf("%s", lines[len(lines)-1])
 		}
-		var err error
-		if taMount, err = measure(b.cfg.reps, nil, b.ta(home, tree, "run", "--mode", "fuse", "--", "true")); err != nil {
-			return err
+		stamp := filepath.Join(b.cfg.work, "child-start")
+		taMount, taStart = &timing{}, &timing{}
+		for r := 0; r < b.cfg.reps; r++ {
+			t0 := time.Now()
+			if err := taMount.once(nil, b.ta(home, tree, "run", "--mode", "fuse", "--", "sh", "-c", "date +%s%N > "+stamp)); err != nil {
+				return err
+			}
+			st, err := os.ReadFile(stamp)
+			if err != nil {
+				return fmt.Errorf("fuse: %w", err)
+			}
+			ns, err := strconv.ParseInt(strings.TrimSpace(string(st)), 10, 64)
+			if err != nil {
+				return fmt.Errorf("fuse: child start: %w", err)
+			}
+			taStart.add(sample{wall: time.Unix(0, ns).Sub(t0)})
 		}
+		var err error
 		ta, taRun, err = runIn("timeagent", func(out string) cmdSpec {
 			return b.ta(home, tree, "run", "--mode", "fuse", "--", "sh", script, out, tree)
 		})
 		return err
 	}()
 	if taErr != nil {
+		taMount, taStart, taRun, ta = nil, nil, nil, nil
 		fmt.Printf("fuse: not available: %v\n", taErr)
 	}
 
@@ -159,12 +178,13 @@ func (b *bench) fuse(n int) error {
 	}
 	cold, cp := b.cold[n], b.cpTime[n]
 	if taMount != nil {
-		mt.row("timeagent fuse session (`run --mode fuse -- true`: mount, unmount)", secs(taMount.median()), ratio(cold, taMount.median()), ratio(cp, taMount.median()))
-		r := float64(cold) / float64(taMount.median())
+		mt.row("timeagent fuse session start (from exec until the child runs)", secs(taStart.median()), ratio(cold, taStart.median()), ratio(cp, taStart.median()))
+		mt.row("timeagent fuse whole session (`run --mode fuse -- sh -c date`: start, unmount, end)", secs(taMount.median()), ratio(cold, taMount.median()), ratio(cp, taMount.median()))
+		r := float64(cold) / float64(taStart.median())
 		b.targets = append(b.targets, target{
 			what:     "fuse session start ≥ 50x faster than copy mode's first checkpoint and < 0.2 s",
-			measured: fmt.Sprintf("%.0fx, %s s", r, secs(taMount.median())),
-			met:      boolp(r >= 50 && taMount.median() < 200*time.Millisecond),
+			measured: fmt.Sprintf("%.0fx, %s s (whole session %s s)", r, secs(taStart.median()), secs(taMount.median())),
+			met:      boolp(r >= 50 && taStart.median() < 200*time.Millisecond),
 		})
 	} else {
 		mt.row("timeagent fuse session", "fuse: not available", "", "")

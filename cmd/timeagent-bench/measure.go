@@ -7,14 +7,14 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 )
 
 // sample is one timed run of a command.
 type sample struct {
 	wall   time.Duration
-	maxRSS int64 // KiB, of the command's process (largest of its descendants)
+	cpu    time.Duration // user + system time of the command and its waited-for children
+	maxRSS int64         // KiB: the largest resident set of the command or one of its children
 }
 
 // cmdSpec is a command to run: argv, working directory and extra env.
@@ -27,19 +27,33 @@ type cmdSpec struct {
 // sh makes a cmdSpec running script with sh -c.
 func sh(script string) cmdSpec { return cmdSpec{argv: []string{"sh", "-c", script}} }
 
-// run runs c to completion, timing it. Output is kept for the error only.
+// run runs c to completion under /usr/bin/time (for its CPU time and peak
+// RSS, which this process's rusage would inflate with its own), timing it.
+// Output is kept for the error only.
 func (c cmdSpec) run() (sample, error) {
-	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	tf, err := os.CreateTemp("", "bench-time-")
+	if err != nil {
+		return sample{}, fmt.Errorf("run: %w", err)
+	}
+	tf.Close()
+	defer os.Remove(tf.Name())
+	argv := append([]string{"/usr/bin/time", "-o", tf.Name(), "-f", "%U %S %M"}, c.argv...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.dir
 	cmd.Env = append(os.Environ(), c.env...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	s := sample{wall: time.Since(start)}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru != nil {
-		s.maxRSS = int64(ru.Maxrss)
+	if b, rerr := os.ReadFile(tf.Name()); rerr == nil {
+		// The last line holds the figures ("Command exited with non-zero status" may precede it).
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		var u, sy float64
+		if _, serr := fmt.Sscanf(lines[len(lines)-1], "%f %f %d", &u, &sy, &s.maxRSS); serr == nil {
+			s.cpu = time.Duration((u + sy) * float64(time.Second))
+		}
 	}
 	if err != nil {
 		tail := strings.TrimSpace(out.String())
@@ -86,6 +100,19 @@ func (t *timing) median() time.Duration {
 	return (d[len(d)/2-1] + d[len(d)/2]) / 2
 }
 
+// medianCPU is the median CPU time (user + system).
+func (t *timing) medianCPU() time.Duration {
+	if t == nil || len(t.samples) == 0 {
+		return 0
+	}
+	d := make([]time.Duration, len(t.samples))
+	for i, s := range t.samples {
+		d[i] = s.cpu
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[len(d)/2]
+}
+
 // peakRSS is the largest max RSS over the samples, in MiB.
 func (t *timing) peakRSS() float64 {
 	var m int64
@@ -99,19 +126,27 @@ func (t *timing) peakRSS() float64 {
 func measure(n int, prepare func() error, c cmdSpec) (*timing, error) {
 	t := &timing{}
 	for i := 0; i < n; i++ {
-		if prepare != nil {
-			if err := prepare(); err != nil {
-				return t, err
-			}
-		}
-		s, err := c.run()
-		if err != nil {
+		if err := t.once(prepare, c); err != nil {
 			return t, err
 		}
-		logf("    %-60.60s %8.3fs  %6.0f MiB", strings.Join(c.argv, " "), s.wall.Seconds(), float64(s.maxRSS)/1024)
-		t.add(s)
 	}
 	return t, nil
+}
+
+// once runs prepare (untimed, may be nil) and then c, adding its sample to t.
+func (t *timing) once(prepare func() error, c cmdSpec) error {
+	if prepare != nil {
+		if err := prepare(); err != nil {
+			return err
+		}
+	}
+	s, err := c.run()
+	if err != nil {
+		return err
+	}
+	logf("    %-64.64s %8.3fs wall %7.3fs cpu %6.0f MiB", strings.Join(c.argv, " "), s.wall.Seconds(), s.cpu.Seconds(), float64(s.maxRSS)/1024)
+	t.add(s)
+	return nil
 }
 
 // secs formats a duration in seconds.

@@ -187,57 +187,60 @@ func (b *bench) checkpoints(n int) error {
 		coldReps = b.cfg.coldReps
 	}
 	dst := filepath.Join(b.cfg.work, "cp-dst")
-	cp, err := measure(b.cfg.reps, func() error { return os.RemoveAll(dst) }, cmdSpec{argv: []string{"cp", "-a", tree, dst}})
-	if err != nil {
-		return err
-	}
-	os.RemoveAll(dst)
-
 	shadow := filepath.Join(b.cfg.work, fmt.Sprintf("shadow-%d.git", n))
+	home := filepath.Join(b.cfg.work, fmt.Sprintf("home-%d", n))
 	snap := gitShadow(shadow, tree, "GIT add -A && GIT commit -q --allow-empty -m snap")
-	gitFirst, err := measure(coldReps, func() error {
+	session := b.ta(home, tree, "run", "--mode", "copy", "--", "true")
+	initShadow := func() error {
 		os.RemoveAll(shadow)
 		_, err := sh(fmt.Sprintf("git init -q --bare %q && git --git-dir=%q config user.email b@example.com && git --git-dir=%q config user.name bench", shadow, shadow, shadow)).output()
 		return err
-	}, snap)
-	if err != nil {
-		return err
 	}
-	gitSecond, err := measure(b.cfg.reps, nil, snap)
-	if err != nil {
-		return err
+	// First (cold) steps: the git shadow's first snapshot and timeagent's
+	// first session, alternating when repeated.
+	var gitFirst, cold, cp, gitSecond, warm timing
+	for r := 0; r < coldReps; r++ {
+		if err := gitFirst.once(initShadow, snap); err != nil {
+			return err
+		}
+		if err := cold.once(func() error { return os.RemoveAll(home) }, session); err != nil {
+			return err
+		}
 	}
+	// Repeated steps interleaved, so that load from other processes on the
+	// machine falls on all of them alike.
+	for r := 0; r < b.cfg.reps; r++ {
+		if err := cp.once(func() error { return os.RemoveAll(dst) }, cmdSpec{argv: []string{"cp", "-a", tree, dst}}); err != nil {
+			return err
+		}
+		if err := gitSecond.once(nil, snap); err != nil {
+			return err
+		}
+		if err := warm.once(nil, session); err != nil {
+			return err
+		}
+	}
+	os.RemoveAll(dst)
 	b.shadows[n] = shadow
-
-	home := filepath.Join(b.cfg.work, fmt.Sprintf("home-%d", n))
-	session := b.ta(home, tree, "run", "--mode", "copy", "--", "true")
-	cold, err := measure(coldReps, func() error { return os.RemoveAll(home) }, session)
-	if err != nil {
-		return err
-	}
-	warm, err := measure(b.cfg.reps, nil, session)
-	if err != nil {
-		return err
-	}
 	b.homes[n] = home
 	b.cpTime[n], b.cold[n] = cp.median(), cold.median()
 
 	t := &table{
 		title: fmt.Sprintf("Copy-mode checkpoint, %s (%s)", label(n), treeInfo(tree)),
-		head:  []string{"step", "median s", "vs `cp -a`", "vs git snapshot (same pass)", "peak RSS MiB"},
+		head:  []string{"step", "median s", "vs `cp -a`", "vs git snapshot (same pass)", "CPU s", "peak RSS MiB"},
 	}
-	t.row("`cp -a` of the tree to a fresh dir", secs(cp.median()), "1.00x", "", "")
-	t.row("git shadow snapshot, first (`add -A && commit`)", secs(gitFirst.median()), ratio(gitFirst.median(), cp.median()), "1.00x", "")
-	t.row("git shadow snapshot, second (unchanged tree)", secs(gitSecond.median()), ratio(gitSecond.median(), cp.median()), "1.00x", "")
-	t.row("timeagent copy session, first (cold, empty journal)", secs(cold.median()), ratio(cold.median(), cp.median()), ratio(cold.median(), gitFirst.median()), fmt.Sprintf("%.0f", cold.peakRSS()))
-	t.row("timeagent copy session, second (warm, unchanged tree)", secs(warm.median()), ratio(warm.median(), cp.median()), ratio(warm.median(), gitSecond.median()), fmt.Sprintf("%.0f", warm.peakRSS()))
-	t.notes = append(t.notes, fmt.Sprintf("Medians of %d runs (%d for the first/cold steps); a session is `timeagent run --mode copy -- true` (scan before and after the child). The git shadow snapshot does not include the tree's own `.git/` (git refuses to add it); timeagent's does.", b.cfg.reps, coldReps))
+	t.row("`cp -a` of the tree to a fresh dir", secs(cp.median()), "1.00x", "", secs(cp.medianCPU()), "")
+	t.row("git shadow snapshot, first (`add -A && commit`)", secs(gitFirst.median()), ratio(gitFirst.median(), cp.median()), "1.00x", secs(gitFirst.medianCPU()), "")
+	t.row("git shadow snapshot, second (unchanged tree)", secs(gitSecond.median()), ratio(gitSecond.median(), cp.median()), "1.00x", secs(gitSecond.medianCPU()), "")
+	t.row("timeagent copy session, first (cold, empty journal)", secs(cold.median()), ratio(cold.median(), cp.median()), ratio(cold.median(), gitFirst.median()), secs(cold.medianCPU()), fmt.Sprintf("%.0f", cold.peakRSS()))
+	t.row("timeagent copy session, second (warm, unchanged tree)", secs(warm.median()), ratio(warm.median(), cp.median()), ratio(warm.median(), gitSecond.median()), secs(warm.medianCPU()), fmt.Sprintf("%.0f", warm.peakRSS()))
+	t.notes = append(t.notes, fmt.Sprintf("Wall-clock medians of %d interleaved runs (%d for the first/cold steps); CPU s is user+system time. A session is `timeagent run --mode copy -- true` (scan before and after the child). The git shadow snapshot does not include the tree's own `.git/` (git refuses to add it); timeagent's does.", b.cfg.reps, coldReps))
 	b.tables = append(b.tables, t)
 	if largest {
 		r := float64(warm.median()) / float64(cp.median())
 		b.targets = append(b.targets, target{
 			what:     fmt.Sprintf("second copy session over an unchanged %s tree ≤ 0.5x `cp -a`", label(n)),
-			measured: fmt.Sprintf("%.2fx (%s s vs %s s)", r, secs(warm.median()), secs(cp.median())),
+			measured: fmt.Sprintf("%.2fx (%s s vs %s s; CPU %s s vs %s s)", r, secs(warm.median()), secs(cp.median()), secs(warm.medianCPU()), secs(cp.medianCPU())),
 			met:      boolp(r <= 0.5),
 		})
 	}
@@ -310,17 +313,17 @@ func (b *bench) undo(n int) error {
 	os.RemoveAll(stash)
 	t := &table{
 		title: fmt.Sprintf("Undo of %d changed files, %s", b.cfg.undoN, label(n)),
-		head:  []string{"step", "median s", "vs `cp -a` of the files", "vs `git checkout` of the files", "peak RSS MiB"},
+		head:  []string{"step", "median s", "vs `cp -a` of the files", "vs `git checkout` of the files", "CPU s", "peak RSS MiB"},
 	}
-	t.row(fmt.Sprintf("timeagent copy session changing %d files", b.cfg.undoN), secs(session.median()), "", "", fmt.Sprintf("%.0f", session.peakRSS()))
-	t.row("`timeagent undo --yes`", secs(undo.median()), ratio(undo.median(), cp.median()), ratio(undo.median(), checkout.median()), fmt.Sprintf("%.0f", undo.peakRSS()))
-	t.row("`cp -a` of the original files back", secs(cp.median()), "1.00x", ratio(cp.median(), checkout.median()), "")
-	t.row("`git checkout` of them from the shadow repo", secs(checkout.median()), ratio(checkout.median(), cp.median()), "1.00x", "")
+	t.row(fmt.Sprintf("timeagent copy session changing %d files", b.cfg.undoN), secs(session.median()), "", "", secs(session.medianCPU()), fmt.Sprintf("%.0f", session.peakRSS()))
+	t.row("`timeagent undo --yes`", secs(undo.median()), ratio(undo.median(), cp.median()), ratio(undo.median(), checkout.median()), secs(undo.medianCPU()), fmt.Sprintf("%.0f", undo.peakRSS()))
+	t.row("`cp -a` of the original files back", secs(cp.median()), "1.00x", ratio(cp.median(), checkout.median()), secs(cp.medianCPU()), "")
+	t.row("`git checkout` of them from the shadow repo", secs(checkout.median()), ratio(checkout.median(), cp.median()), "1.00x", secs(checkout.medianCPU()), "")
 	t.notes = append(t.notes, fmt.Sprintf("Medians of %d rounds; each round modifies a different set of files and checks with `git status` that the tree is restored.", b.cfg.reps))
 	b.tables = append(b.tables, t)
 	b.targets = append(b.targets, target{
 		what:     fmt.Sprintf("undo of %d changed files < 1 s (%s tree)", b.cfg.undoN, label(n)),
-		measured: fmt.Sprintf("%s s", secs(undo.median())),
+		measured: fmt.Sprintf("%s s wall (%s s CPU)", secs(undo.median()), secs(undo.medianCPU())),
 		met:      boolp(undo.median() < time.Second),
 	})
 	return nil
@@ -369,12 +372,12 @@ func (b *bench) bigFile(n int) error {
 	}
 	t := &table{
 		title: fmt.Sprintf("A %d MiB file in the %s tree", b.cfg.bigMiB, label(n)),
-		head:  []string{"step", "s", "vs `cp -a` of the file", "peak RSS MiB of timeagent"},
+		head:  []string{"step", "s", "vs `cp -a` of the file", "CPU s", "peak RSS MiB of timeagent"},
 	}
-	t.row("`cp -a` of the file", secs(cp.median()), "1.00x", "")
-	t.row("copy session that finds it new (stores it)", secs(add.median()), ratio(add.median(), cp.median()), fmt.Sprintf("%.0f", add.peakRSS()))
-	t.row("copy session that changes 1 MiB in the middle and appends 1 MiB", secs(modify.median()), ratio(modify.median(), cp.median()), fmt.Sprintf("%.0f", modify.peakRSS()))
-	t.row("`timeagent undo --yes`", secs(undo.median()), ratio(undo.median(), cp.median()), fmt.Sprintf("%.0f", undo.peakRSS()))
+	t.row("`cp -a` of the file", secs(cp.median()), "1.00x", secs(cp.medianCPU()), "")
+	t.row("copy session that finds it new (stores it)", secs(add.median()), ratio(add.median(), cp.median()), secs(add.medianCPU()), fmt.Sprintf("%.0f", add.peakRSS()))
+	t.row("copy session that changes 1 MiB in the middle and appends 1 MiB", secs(modify.median()), ratio(modify.median(), cp.median()), secs(modify.medianCPU()), fmt.Sprintf("%.0f", modify.peakRSS()))
+	t.row("`timeagent undo --yes`", secs(undo.median()), ratio(undo.median(), cp.median()), secs(undo.medianCPU()), fmt.Sprintf("%.0f", undo.peakRSS()))
 	ok := before == after
 	t.notes = append(t.notes, fmt.Sprintf("sha256 after undo equals the original: **%v** (%s…). Random (incompressible) content; one run each.", ok, before[:16]))
 	b.tables = append(b.tables, t)
@@ -396,12 +399,13 @@ func (b *bench) report(load string, took time.Duration) string {
 	if b.cfg.quick {
 		mode = "quick (BENCH_QUICK=1)"
 	}
-	host, _ := os.Hostname()
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	version, _ := (cmdSpec{argv: []string{b.cfg.bin, "version"}}).output()
+	rev, _ := (cmdSpec{argv: []string{"git", "describe", "--always", "--dirty"}}).output()
 	fmt.Fprintf(&s, "## Benchmark results\n\n")
 	fmt.Fprintf(&s, "Generated by `make bench` (%s) on %s: %d CPUs, Linux %s, %s, load average at start %s; took %v. ",
 		mode, time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), strings.TrimSpace(string(kernel)), runtime.Version(), load, took.Round(time.Second))
-	_ = host
+	fmt.Fprintf(&s, "Binary: %s (source %s). ", strings.TrimSpace(version), strings.TrimSpace(rev))
 	fmt.Fprintf(&s, "All ratios come from the same run; times are wall-clock medians with the page cache warm (nothing dropped).\n\n")
 	s.WriteString("### Targets\n\n| target | measured | verdict |\n| --- | --- | --- |\n")
 	for _, t := range b.targets {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/timeagent-dev/timeagent/cow"
@@ -39,6 +41,7 @@ func scanprofMain(args []string) error {
 	fs := flag.NewFlagSet("scanprof", flag.ContinueOnError)
 	dir := fs.String("dir", "", "tree to scan")
 	prof := fs.String("cpuprofile", "", "write CPU profiles to FILE.cold and FILE.warm")
+	memprof := fs.String("memprofile", "", "write a heap profile (after the cold scan) to FILE")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -71,6 +74,18 @@ func scanprofMain(args []string) error {
 	if err != nil {
 		return err
 	}
+	fmt.Printf("after the cold scan: %s\n", memStatus())
+	if *memprof != "" {
+		f, err := os.Create(*memprof)
+		if err != nil {
+			return fmt.Errorf("scanprof: %w", err)
+		}
+		err = pprof.Lookup("heap").WriteTo(f, 0)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("scanprof: %w", err)
+		}
+	}
 	start := time.Now()
 	if err := j.PutStats(m, nil); err != nil {
 		return err
@@ -86,7 +101,25 @@ func scanprofMain(args []string) error {
 	if err != nil {
 		return err
 	}
+	fmt.Printf("after the warm scan: %s\n", memStatus())
 	fmt.Printf("entries %d: cold scan %v, put stats %v, load stats %v, warm scan %v\n",
 		len(m), cold.Round(time.Millisecond), put.Round(time.Millisecond), load.Round(time.Millisecond), warm.Round(time.Millisecond))
 	return nil
+}
+
+// memStatus reports the Go heap and the process's resident set split into
+// anonymous and file-backed (mmapped journal files) pages.
+func memStatus() string {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	st, _ := os.ReadFile("/proc/self/status")
+	var fields []string
+	for _, line := range strings.Split(string(st), "\n") {
+		for _, k := range []string{"VmHWM", "VmRSS", "RssAnon", "RssFile"} {
+			if strings.HasPrefix(line, k+":") {
+				fields = append(fields, k+" "+strings.TrimSpace(strings.TrimPrefix(line, k+":")))
+			}
+		}
+	}
+	return fmt.Sprintf("heap in use %d MiB, Go sys %d MiB; %s", ms.HeapInuse>>20, ms.Sys>>20, strings.Join(fields, ", "))
 }

@@ -11,16 +11,18 @@ const module = "github.com/timeagent-dev/timeagent/"
 // rank orders the project's packages from the bottom (0) up, as DESIGN.md's
 // package table does. A package may import only packages of a lower rank.
 var rank = map[string]int{
-	"tasks":             0,
-	"internal/textdiff": 0,
-	"internal/layers":   0,
-	"journal":           1,
-	"cow":               2,
-	"fs":                3,
-	"actions":           3,
-	"recovery":          4,
-	"session":           5,
-	"cmd/timeagent":     6,
+	"tasks":               0,
+	"internal/textdiff":   0,
+	"internal/layers":     0,
+	"journal":             1,
+	"cow":                 2,
+	"fs":                  3,
+	"actions":             3,
+	"recovery":            4,
+	"session":             5,
+	"cmd/timeagent":       6,
+	"cmd/timeagent-bench": 6,
+	"internal/crashtest":  6,
 }
 
 func TestLayering(t *testing.T) {
