@@ -1,16 +1,32 @@
 // Package fs is the copy-on-write overlay of a fuse session: a go-fuse
 // filesystem mounted over the root's own path whose lower tree is the root
 // directory opened before the mount, and whose upper layer lives in a private
-// staging directory of the state dir.
+// staging directory of the state dir (never inside the root).
 //
-// Every first change of a path in a task records the path's state before the
-// change into the journal (the task's before), and every change updates its
-// after: metadata operations at once, file content when a file is closed or
-// fsync'd. Checkpoint starts the next task's layer without copying anything;
-// SetView switches the mounted view to another state (undo, redo, switch) and
-// invalidates the kernel's caches for every path that changed.
+// The view of a path is its upper object if there is one, else the lower
+// object unless a whiteout hides it or an ancestor is opaque (a directory
+// removed and created again). The lower tree is read through a directory fd
+// with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) and fstatat on Linux; on
+// darwin through openat with O_NOFOLLOW (nothing but the overlay can reach
+// the lower tree while it is mounted, so intermediate components are the
+// directories the overlay resolved). Nothing is ever written to the lower
+// tree: the session applies the journal's state to it after the run.
+//
+// Recording: the first change of a path in a task records its state before
+// the change (hashing lower content into the journal) as the task's before;
+// every change marks the path, and its after state (its state at that time)
+// is written within 50 ms, batched, and at once on fsync, Flush, Checkpoint,
+// SetView and Unmount. A path back at its before state is dropped from the
+// layer. A renamed directory is copied up whole, so every descendant is
+// recorded under its old path (absent) and its new one. Hard links are
+// copies; extended attributes are kept in the view but not in node states.
+//
+// Reads of untouched files go to the lower tree; a read-only open opens the
+// lower file only when the kernel's page cache misses. Kernel passthrough is
+// not used: the kernel binds one backing file per inode, so a copy-up while a
+// reader holds the lower file open would fail the writer (EBUSY) or leave the
+// reader on stale content, which breaks open readers' view of new content.
 //
 // The package owns the FUSE nodes and the upper layer. It must not know about
-// the CLI, and it reads and writes the journal only through its blob and layer
-// API. go-fuse's own fs package is imported as fusefs everywhere.
+// the CLI. go-fuse's own fs package is imported as fusefs everywhere.
 package fs

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
 	fusefs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,7 +19,7 @@ import (
 // the new content), else to the handle's own lower file.
 type handle struct {
 	n     *node
-	lower *os.File
+	lower *os.File // opened at the first read that the page cache misses
 	write bool
 	epoch atomic.Uint64
 }
@@ -115,14 +115,43 @@ func (n *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint3
 			return nil, 0, toErrno(err)
 		}
 	default:
-		f, err := o.lower.open(p)
-		if err != nil {
-			return nil, 0, toErrno(err)
-		}
-		h.lower = f
+		// A read-only open of an untouched file opens nothing yet: on a
+		// warm run the kernel's page cache answers every read.
+		n.addHandle(h)
+		return h, keepCache | fuse.FOPEN_NOFLUSH, 0
 	}
 	n.addHandle(h)
 	return h, keepCache, 0
+}
+
+// pin opens the lower files of the node's lazy read handles, before the node
+// loses its path (unlink, rename over it). Must hold o.mu.
+func (n *node) pin(p string) {
+	n.fmu.Lock()
+	lazy := false
+	for _, h := range n.handles {
+		lazy = lazy || h.lower == nil && !h.write
+	}
+	n.fmu.Unlock()
+	if !lazy {
+		return
+	}
+	if ob, err := n.o.resolve(p); err == nil && ob.upper {
+		n.ensureUF(p)
+		return
+	}
+	n.fmu.Lock()
+	defer n.fmu.Unlock()
+	if n.uf != nil {
+		return
+	}
+	for _, h := range n.handles {
+		if h.lower == nil && !h.write {
+			if f, err := n.o.lower.open(p); err == nil {
+				h.lower = f
+			}
+		}
+	}
 }
 
 var _ = (fusefs.NodeCreater)((*node)(nil))
@@ -165,11 +194,41 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 func (h *handle) file() *os.File {
 	n := h.n
 	n.fmu.Lock()
-	defer n.fmu.Unlock()
 	if n.uf != nil {
+		defer n.fmu.Unlock()
 		return n.uf
 	}
-	return h.lower
+	if h.lower != nil {
+		defer n.fmu.Unlock()
+		return h.lower
+	}
+	n.fmu.Unlock()
+	// First read of a lazy handle: open what the node's path names now.
+	o := n.o
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if p, ok := n.path(); ok {
+		if ob, err := n.resolveSelf(p); err == nil {
+			if ob.upper {
+				if n.ensureUF(p) == nil {
+					return n.uf
+				}
+			} else if f, err := o.lower.open(p); err == nil {
+				n.fmu.Lock()
+				defer n.fmu.Unlock()
+				if h.lower == nil {
+					h.lower = f
+				} else {
+					f.Close()
+				}
+				if n.uf != nil {
+					return n.uf
+				}
+				return h.lower
+			}
+		}
+	}
+	return nil
 }
 
 var _ = (fusefs.FileReader)((*handle)(nil))
@@ -177,6 +236,9 @@ var _ = (fusefs.FileReader)((*handle)(nil))
 // Read reads from the current content of the node.
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	f := h.file()
+	if f == nil {
+		return nil, syscall.EIO
+	}
 	k, err := f.ReadAt(dest, off)
 	if err != nil && err != io.EOF {
 		return nil, toErrno(err)
@@ -211,12 +273,19 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	if !h.write {
 		return 0, syscall.EBADF
 	}
+	o := h.n.o
+	o.wmu.RLock()
+	defer o.wmu.RUnlock()
 	if errno := h.beforeWrite(); errno != 0 {
 		return 0, errno
 	}
 	n := h.n
 	n.o.wrote(n.upperIno())
-	k, err := h.file().WriteAt(data, off)
+	f := h.file()
+	if f == nil {
+		return 0, syscall.EIO
+	}
+	k, err := f.WriteAt(data, off)
 	n.dirty.Store(true)
 	return uint32(k), toErrno(err)
 }
@@ -239,14 +308,23 @@ var _ = (fusefs.FileFsyncer)((*handle)(nil))
 
 // Fsync syncs the upper file and records its content.
 func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
-	if err := h.file().Sync(); err != nil {
+	if f := h.file(); f == nil {
+		return syscall.EIO
+	} else if err := f.Sync(); err != nil {
 		return toErrno(err)
 	}
 	if !h.write {
 		return 0
 	}
-	if err := h.n.o.commitNode(h.n); err != nil {
-		h.n.o.logf("%v", err)
+	o := h.n.o
+	if err := o.commitNode(h.n); err != nil {
+		o.logf("%v", err)
+		return syscall.EIO
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err := o.flushPending(); err != nil {
+		o.logf("%v", err)
 		return syscall.EIO
 	}
 	return 0
@@ -295,7 +373,11 @@ var _ = (fusefs.FileLseeker)((*handle)(nil))
 
 // Lseek finds data and holes in the current content.
 func (h *handle) Lseek(ctx context.Context, off uint64, whence uint32) (uint64, syscall.Errno) {
-	r, err := unix.Seek(int(h.file().Fd()), int64(off), int(whence))
+	f := h.file()
+	if f == nil {
+		return 0, syscall.EIO
+	}
+	r, err := unix.Seek(int(f.Fd()), int64(off), int(whence))
 	return uint64(r), toErrno(err)
 }
 
@@ -306,12 +388,19 @@ func (h *handle) Allocate(ctx context.Context, off uint64, size uint64, mode uin
 	if !h.write {
 		return syscall.EBADF
 	}
+	o := h.n.o
+	o.wmu.RLock()
+	defer o.wmu.RUnlock()
 	if errno := h.beforeWrite(); errno != 0 {
 		return errno
 	}
 	n := h.n
 	n.o.wrote(n.upperIno())
-	err := allocate(h.file(), mode, int64(off), int64(size))
+	f := h.file()
+	if f == nil {
+		return syscall.EIO
+	}
+	err := allocate(f, mode, int64(off), int64(size))
 	n.dirty.Store(true)
 	return toErrno(err)
 }

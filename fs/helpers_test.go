@@ -181,7 +181,11 @@ func replay(t tb, j *journal.Journal, lower string, ids []tasks.ID, forward bool
 			}
 		}
 		if _, err := cow.Apply(r, j, target, nil); err != nil {
-			t.Fatalf("apply layer %d: %v", id, err)
+			var dump string
+			for _, c := range layer {
+				dump += fmt.Sprintf("  %s: %v -> %v\n", c.Path, c.Before.Kind, c.After.Kind)
+			}
+			t.Fatalf("apply layer %d: %v\nlayer:\n%s\ntree: %v", id, err, dump, snapshot(t, into))
 		}
 	}
 }

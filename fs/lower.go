@@ -75,6 +75,7 @@ type dirent struct {
 	name string
 	mode uint32 // S_IFMT bits
 	ino  uint64
+	st   unix.Stat_t
 }
 
 // readDir lists a directory fd's entries sorted by name.
@@ -91,7 +92,7 @@ func readDir(f *os.File) ([]dirent, error) {
 		if err := unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			continue
 		}
-		out = append(out, dirent{name: n, mode: uint32(st.Mode) & unix.S_IFMT, ino: uint64(st.Ino)})
+		out = append(out, dirent{name: n, mode: uint32(st.Mode) & unix.S_IFMT, ino: uint64(st.Ino), st: st})
 	}
 	return out, nil
 }

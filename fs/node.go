@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
 	fusefs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,6 +28,13 @@ type node struct {
 	ufIno   uint64
 	handles []*handle
 	dirty   atomic.Bool // written since its content was last recorded
+	last    unix.Stat_t // the last attributes given to the kernel, for unlinked nodes
+}
+
+func (n *node) remember(st *unix.Stat_t) {
+	n.fmu.Lock()
+	n.last = *st
+	n.fmu.Unlock()
 }
 
 var _ = (fusefs.InodeEmbedder)((*node)(nil))
@@ -76,7 +83,11 @@ func fillAttr(a *fuse.Attr, st *unix.Stat_t, ino uint64) {
 // child returns the go-fuse inode for a view object.
 func (n *node) child(ctx context.Context, ob *object, ino uint64, out *fuse.EntryOut) *fusefs.Inode {
 	fillAttr(&out.Attr, &ob.st, ino)
-	return n.NewInode(ctx, &node{o: n.o}, fusefs.StableAttr{Mode: ob.ifmt(), Ino: ino})
+	in := n.NewInode(ctx, &node{o: n.o}, fusefs.StableAttr{Mode: ob.ifmt(), Ino: ino})
+	if cn, ok := in.Operations().(*node); ok {
+		cn.remember(&ob.st)
+	}
+	return in
 }
 
 // childPath is the view path of name in the directory n.
@@ -85,11 +96,7 @@ func (n *node) childPath(name string) (string, syscall.Errno) {
 	if !ok {
 		return "", syscall.ENOENT
 	}
-	c := join(p, name)
-	if c == n.o.hidden {
-		return "", syscall.EACCES
-	}
-	return c, 0
+	return join(p, name), 0
 }
 
 // resolveSelf resolves p and checks that it still names this node: between a
@@ -136,13 +143,22 @@ func (n *node) Getattr(ctx context.Context, fh fusefs.FileHandle, out *fuse.Attr
 		ob, err := n.resolveSelf(p)
 		o.mu.Unlock()
 		if err == nil {
+			n.remember(&ob.st)
 			fillAttr(&out.Attr, &ob.st, ino)
 			return 0
 		}
 	}
 	f := n.anyFile()
 	if f == nil {
-		return syscall.ENOENT
+		// An unlinked directory (or a node renamed over): its last attributes.
+		n.fmu.Lock()
+		st := n.last
+		n.fmu.Unlock()
+		if st.Mode == 0 {
+			return syscall.ENOENT
+		}
+		fillAttr(&out.Attr, &st, ino)
+		return 0
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
@@ -188,9 +204,6 @@ func (n *node) Readdir(ctx context.Context) (fusefs.DirStream, syscall.Errno) {
 	}
 	list := make([]fuse.DirEntry, 0, len(ents))
 	for _, e := range ents {
-		if join(p, e.name) == o.hidden {
-			continue
-		}
 		list = append(list, fuse.DirEntry{Name: e.name, Mode: e.mode, Ino: e.ino})
 	}
 	return fusefs.NewListDirStream(list), 0
@@ -233,6 +246,15 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	}
 	out.FromStatfsT(&st)
 	return 0
+}
+
+// pinChild pins the open lazy handles of the child name of dir (at p).
+func (o *Overlay) pinChild(dir *node, name, p string) {
+	if ch := dir.GetChild(name); ch != nil {
+		if cn, ok := ch.Operations().(*node); ok {
+			cn.pin(p)
+		}
+	}
 }
 
 // callerOwn chowns a new upper object to the calling process's user.
@@ -476,6 +498,7 @@ func (n *node) removeChild(name string, dir bool) syscall.Errno {
 		o.logf("%v", err)
 		return syscall.EIO
 	}
+	o.pinChild(n, name, p)
 	if err := o.remove(p, &ob); err != nil {
 		return toErrno(err)
 	}

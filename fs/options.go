@@ -10,6 +10,9 @@ import (
 // ErrUnsupported: FUSE overlays cannot be mounted on this platform.
 var ErrUnsupported = errors.New("fuse overlays are not supported on this platform")
 
+// ErrStagingInRoot: the staging dir must be outside the root it serves.
+var ErrStagingInRoot = errors.New("staging dir is inside the root")
+
 // Options configure an overlay.
 type Options struct {
 	// RootPath is the absolute canonical root: the mountpoint and the lower tree.

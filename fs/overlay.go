@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
 	fusefs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
 	"github.com/timeagent-dev/timeagent/journal"
@@ -45,18 +45,24 @@ type Overlay struct {
 	// open write handles notice that their next write is a first change.
 	epoch atomic.Uint64
 
+	// wmu orders content writes (read-locked for each write) against task
+	// changes (locked by Checkpoint and SetView): a write is wholly in the
+	// old task or wholly in the new one. Lock order: wmu, then mu.
+	wmu sync.RWMutex
+
 	// mu guards everything below and serialises namespace changes.
 	mu            sync.Mutex
 	task          tasks.ID
 	layerMayExist bool                         // the task may have records from before this session
 	before        map[string]journal.NodeState // first-change states of the task's paths
 	written       map[string]bool              // paths with a record in the task's layer
+	pending       map[string]bool              // changed paths whose records are not written yet
+	flushArmed    bool                         // a timer will flush pending
 	whiteout      map[string]bool              // hidden lower paths
 	opaque        map[string]bool              // upper dirs whose lower children are hidden
 	inos          map[string]uint64            // inode numbers of upper objects
 	nextIno       uint64
 	lowerBlobs    map[string]journal.BlobRef // content of lower files already hashed
-	hidden        string                     // the staging dir, when it is inside the root
 	writers       map[*node]int              // file nodes with open write handles
 	unmounted     bool
 
@@ -102,6 +108,7 @@ func mount(opts Options, st store) (*Overlay, error) {
 		task:       opts.Task,
 		before:     map[string]journal.NodeState{},
 		written:    map[string]bool{},
+		pending:    map[string]bool{},
 		whiteout:   map[string]bool{},
 		opaque:     map[string]bool{},
 		inos:       map[string]uint64{},
@@ -114,9 +121,10 @@ func mount(opts Options, st store) (*Overlay, error) {
 		o.logf = func(string, ...any) {}
 	}
 	o.layerMayExist = true
-	if rel, err := filepath.Rel(o.path, filepath.Clean(opts.StagingDir)); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-		o.hidden = filepath.ToSlash(strings.Split(filepath.ToSlash(rel), "/")[0])
-		o.whiteout[o.hidden] = true
+	// The upper tree is reached by path: inside the root it would be under
+	// the mount, and every access would come back into the overlay.
+	if rel, err := filepath.Rel(o.path, filepath.Clean(opts.StagingDir)); err == nil && !strings.HasPrefix(rel, "..") {
+		return nil, fmt.Errorf("mount %s: staging dir %s: %w", o.path, opts.StagingDir, ErrStagingInRoot)
 	}
 	for _, d := range []string{o.upper, o.tmp} {
 		if err := os.RemoveAll(d); err != nil {
@@ -186,8 +194,8 @@ func (o *Overlay) Root() string { return o.path }
 // os.Root, valid until Unmount: the session applies its final state to it.
 func (o *Overlay) LowerRoot() *os.Root { return o.lower.root }
 
-// Flush records the content of every file that is open for writing into the
-// journal.
+// Flush records the content of every file that is open for writing, and
+// every change not yet written, into the journal.
 func (o *Overlay) Flush() error {
 	o.mu.Lock()
 	nodes := make([]*node, 0, len(o.writers))
@@ -201,22 +209,31 @@ func (o *Overlay) Flush() error {
 			errs = append(errs, err)
 		}
 	}
+	o.mu.Lock()
+	errs = append(errs, o.flushPending())
+	o.mu.Unlock()
 	return errors.Join(errs...)
 }
 
 // Checkpoint flushes, then attributes later first-changes to next. Nothing
 // is copied.
 func (o *Overlay) Checkpoint(next tasks.ID) error {
+	o.wmu.Lock()
+	defer o.wmu.Unlock()
 	if err := o.Flush(); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", o.path, err)
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if err := o.flushPending(); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", o.path, err)
+	}
 	o.setTask(next, false)
 	return nil
 }
 
-// setTask starts recording into task id. Must hold o.mu.
+// setTask starts recording into task id. Must hold o.mu, with nothing
+// pending (flushPending).
 func (o *Overlay) setTask(id tasks.ID, mayExist bool) {
 	o.task = id
 	o.layerMayExist = mayExist
@@ -243,6 +260,10 @@ func (o *Overlay) Unmount() error {
 		}
 	} else {
 		o.server.Wait()
+	}
+	// Changes made between the flush and the unmount.
+	if err := o.Flush(); err != nil && ferr == nil {
+		ferr = err
 	}
 	o.lower.close()
 	if ferr != nil {

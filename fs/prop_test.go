@@ -45,8 +45,8 @@ func fillProp(root string) {
 
 type nopTB struct{}
 
-func (nopTB) Helper()                       {}
-func (nopTB) Fatalf(f string, a ...any)     { panic(fmt.Sprintf(f, a...)) }
+func (nopTB) Helper()                      {}
+func (nopTB) Fatalf(f string, a ...any)    { panic(fmt.Sprintf(f, a...)) }
 func (nopTB) Logf(format string, a ...any) {}
 
 // op is one random file operation, applied to a directory.

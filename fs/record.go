@@ -16,6 +16,14 @@ import (
 // stateOf is the node state p has in the view now; file content is hashed
 // into the journal unless its blob is already known. Must hold o.mu.
 func (o *Overlay) stateOf(p string) (journal.NodeState, error) {
+	// A path below a non-directory does not exist, even where resolving it
+	// would follow a symlink.
+	for d := parentOf(p); d != ""; d = parentOf(d) {
+		ob, err := o.resolve(d)
+		if err != nil || !ob.isDir() {
+			return journal.NodeState{}, nil
+		}
+	}
 	ob, err := o.resolve(p)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 		return journal.NodeState{}, nil
@@ -139,23 +147,58 @@ func (o *Overlay) touch(p string) error {
 	return nil
 }
 
-// commit writes p's after state (its state now) into the active task's layer.
-// A path back at its before state is dropped from the layer. Must hold o.mu.
+// flushDelay is how long a change may wait in memory before its record is
+// written. Batching makes a burst of small changes (20k files created and
+// removed) one journal write instead of thousands, and a path changed many
+// times in the window is recorded once. fsync, Flush, Checkpoint, SetView
+// and Unmount write everything at once.
+const flushDelay = 50 * time.Millisecond
+
+// commit marks paths as changed: their after states are written into the
+// active task's layer within flushDelay. Must hold o.mu, and p must have been
+// touched.
 func (o *Overlay) commit(paths ...string) error {
-	var changes []journal.Change
-	var drop []string
 	for _, p := range paths {
 		if p == "" {
 			continue
 		}
-		b, ok := o.before[p]
-		if !ok {
+		if _, ok := o.before[p]; !ok {
 			return fmt.Errorf("record %s: no before state", p)
 		}
+		o.pending[p] = true
+	}
+	if len(o.pending) > 0 && !o.flushArmed {
+		o.flushArmed = true
+		time.AfterFunc(flushDelay, func() {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			o.flushArmed = false
+			if err := o.flushPending(); err != nil {
+				o.logf("%v", err)
+			}
+		})
+	}
+	return nil
+}
+
+// flushPending writes the after states of every pending path (their states
+// now). A path back at its before state is dropped from the layer. Must hold
+// o.mu.
+func (o *Overlay) flushPending() error {
+	if len(o.pending) == 0 {
+		return nil
+	}
+	var changes []journal.Change
+	var drop []string
+	var errs []error
+	for p := range o.pending {
+		b := o.before[p]
 		after, err := o.stateOf(p)
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
+		delete(o.pending, p)
 		if after.Equal(b) {
 			if o.written[p] {
 				drop = append(drop, p)
@@ -168,20 +211,22 @@ func (o *Overlay) commit(paths ...string) error {
 	}
 	if len(drop) > 0 {
 		if err := o.store.DeleteChanges(o.task, drop); err != nil {
-			return fmt.Errorf("record %s: %w", drop[0], err)
+			errs = append(errs, fmt.Errorf("record %s: %w", drop[0], err))
 		}
 	}
 	if len(changes) > 0 {
 		if err := o.store.PutChanges(o.task, changes); err != nil {
-			return fmt.Errorf("record %s: %w", changes[0].Path, err)
+			errs = append(errs, fmt.Errorf("record %s: %w", changes[0].Path, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // commitNode records the content of a file node written through its handles.
+// The dirty mark is consumed under o.mu, so a write is recorded in exactly
+// the task that was active when it was made.
 func (o *Overlay) commitNode(n *node) error {
-	if !n.dirty.Swap(false) {
+	if !n.dirty.Load() {
 		return nil
 	}
 	o.mu.Lock()
@@ -189,6 +234,7 @@ func (o *Overlay) commitNode(n *node) error {
 	for try := 0; ; try++ {
 		p, ok := n.path()
 		if !ok {
+			n.dirty.Store(false)
 			return nil // unlinked: its removal is already recorded
 		}
 		// A rename of this node may have changed the upper tree but not yet
@@ -201,6 +247,9 @@ func (o *Overlay) commitNode(n *node) error {
 				o.mu.Lock()
 				continue
 			}
+			return nil
+		}
+		if !n.dirty.Swap(false) {
 			return nil
 		}
 		if err := o.touch(p); err != nil {

@@ -82,6 +82,9 @@ func (n *node) Rename(ctx context.Context, name string, newParent fusefs.InodeEm
 			}
 		}
 	}
+	if exists {
+		o.pinChild(np, newName, q)
+	}
 	return toErrno(o.move(p, q, &src, exists, &dst))
 }
 

@@ -23,6 +23,8 @@ import (
 // that changed. Later first-changes go to task. Writes made before are
 // flushed into the task that was active.
 func (o *Overlay) SetView(target map[string]journal.NodeState, task tasks.ID) error {
+	o.wmu.Lock()
+	defer o.wmu.Unlock()
 	if err := o.Flush(); err != nil {
 		return fmt.Errorf("set view: %w", err)
 	}
@@ -30,9 +32,6 @@ func (o *Overlay) SetView(target map[string]journal.NodeState, task tasks.ID) er
 	for p := range target {
 		if !cleanPath(p) {
 			return fmt.Errorf("set view %q: invalid path", p)
-		}
-		if p == o.hidden || strings.HasPrefix(p, o.hidden+"/") && o.hidden != "" {
-			return fmt.Errorf("set view %s: path is the staging dir", p)
 		}
 		paths = append(paths, p)
 	}
@@ -45,6 +44,11 @@ func (o *Overlay) SetView(target map[string]journal.NodeState, task tasks.ID) er
 		return paths[i] < paths[j]
 	})
 	o.mu.Lock()
+	// Changes still waiting belong to the old task, in the old view.
+	if err := o.flushPending(); err != nil {
+		o.mu.Unlock()
+		return fmt.Errorf("set view: %w", err)
+	}
 	var changed []string
 	var err error
 	for i := len(paths) - 1; i >= 0 && err == nil; i-- {
@@ -84,6 +88,7 @@ func (o *Overlay) viewRemove(p string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	o.pinPath(p)
 	if ob.isDir() && !ob.upper {
 		// Children the target does not list stay hidden with their parent.
 		if err := o.copyUpDirOnly(p); err != nil {
@@ -115,6 +120,7 @@ func (o *Overlay) viewSet(p string, s journal.NodeState) (bool, error) {
 		return true, unix.Chmod(o.upperPath(p), statMode(s.Mode))
 	}
 	if exists {
+		o.pinPath(p)
 		if err := o.remove(p, &ob); err != nil {
 			return false, err
 		}
@@ -171,6 +177,20 @@ func (o *Overlay) writeBlob(up string, s journal.NodeState) error {
 	}
 	o.knowHash(up, s.Blob)
 	return nil
+}
+
+// pinPath pins the lazy handles of the node at p, if the kernel knows it,
+// so they keep the content they opened. Must hold o.mu.
+func (o *Overlay) pinPath(p string) {
+	in := o.root.EmbeddedInode()
+	for _, c := range strings.Split(p, "/") {
+		if in = in.GetChild(c); in == nil {
+			return
+		}
+	}
+	if n, ok := in.Operations().(*node); ok {
+		n.pin(p)
+	}
 }
 
 // invalidate drops the kernel's dentries, attributes and pages of paths.

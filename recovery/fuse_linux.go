@@ -42,7 +42,8 @@ func timeagentMounts() ([]string, error) {
 // DetachDeadAbove lazily unmounts a timeagent overlay whose server died and
 // that covers path (the user's directory may be inside a dead mount, which
 // answers every access with ENOTCONN). A live overlay is never touched: its
-// mount point answers stat. It returns the detached mount point, if any.
+// mount point can be opened. It returns the detached mount point, if any;
+// the workspace opened next on it reports it (UnmountStale).
 func DetachDeadAbove(path string) (string, error) {
 	mounts, err := timeagentMounts()
 	if err != nil {
@@ -52,13 +53,13 @@ func DetachDeadAbove(path string) (string, error) {
 		if path != mp && !strings.HasPrefix(path, strings.TrimSuffix(mp, "/")+"/") {
 			continue
 		}
-		var st unix.Stat_t
-		if err := unix.Stat(mp, &st); err != unix.ENOTCONN {
+		if !dead(mp) {
 			continue
 		}
 		if err := unix.Unmount(mp, unix.MNT_DETACH); err != nil {
 			return "", fmt.Errorf("detach the dead overlay on %s: %w (try: umount -l %s)", mp, err, mp)
 		}
+		detached.Store(mp, true)
 		return mp, nil
 	}
 	return "", nil
@@ -129,7 +130,7 @@ func UnmountStale(root string) (bool, error) {
 	return true, nil
 }
 
-// detached records the mounts DetachDead took away in this process, so the
+// detached records the mounts DetachDeadAbove took away in this process, so the
 // workspace opened next still reports (and recover explains) them.
 var detached sync.Map
 
@@ -138,36 +139,22 @@ func detachedEarlier(root string) bool {
 	return ok
 }
 
-// DetachDead lazily detaches the dead FUSE mounts (their server is gone: the
-// kernel answers "transport endpoint is not connected") on dir or on any of
-// its parents, so dir can be found and read before the root's lock is taken.
-// It costs one open when dir is readable.
+// DetachDead lazily detaches a dead timeagent overlay (its server is gone:
+// the kernel answers "transport endpoint is not connected") on dir or on one
+// of its parents, so dir can be found and read before the root's lock is
+// taken. It costs one open when dir is readable.
 func DetachDead(dir string) error {
 	if !dead(dir) {
 		return nil
 	}
-	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
-		if dead(p) {
-			mounted, err := fuseMountedAt(p)
-			if err != nil {
-				return err
-			}
-			if mounted {
-				if err := unix.Unmount(p, unix.MNT_DETACH); err != nil {
-					return fmt.Errorf("detach stale mount on %s: %w (try: umount -l %s)", p, err, p)
-				}
-				detached.Store(p, true)
-			}
-		}
-		if p == filepath.Dir(p) {
-			return nil
-		}
-	}
+	_, err := DetachDeadAbove(filepath.Clean(dir))
+	return err
 }
 
 // dead reports whether dir lies on a FUSE mount whose server is gone. It
-// opens the directory: unlike stat, which the kernel may answer from its
-// attribute cache, an open always reaches the server.
+// opens the directory: stat may be answered from the kernel's attribute
+// cache (the overlay's lasts an hour) long after the server died; an open
+// always reaches the server.
 func dead(dir string) bool {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err == nil {

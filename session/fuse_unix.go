@@ -3,6 +3,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -39,6 +40,13 @@ func (r *fuseRecorder) seal(a *Active, t, next tasks.ID) ([]journal.Change, erro
 		err = r.o.Checkpoint(next)
 	} else {
 		err = r.o.Flush()
+	}
+	if err != nil && next == 0 {
+		// The session ends in error (a full disk): take the overlay away,
+		// so no mount is left on the root and the journal is not closed
+		// under it. The next command recovers the session (interrupted)
+		// from what was recorded.
+		err = errors.Join(err, r.o.Unmount())
 	}
 	if err != nil {
 		return nil, err

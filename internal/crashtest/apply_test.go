@@ -16,7 +16,9 @@ import (
 // SIGKILL at a random moment, 20 times in a row. Each time the next command
 // (status) finishes the apply, and the tree must be byte for byte the state
 // of the task status names: the pre-session tree at the base, the agent's
-// tree at task 1. Undo and redo alternate, so every round has work.
+// tree at task 1. Undo and redo alternate, so every round has work; every
+// fourth round the status finishing the apply is killed as well. The root
+// and state dir are on a tmpfs to keep the 20 rounds within about a minute.
 func TestKillApply(t *testing.T) {
 	t.Parallel()
 	// On a tmpfs: every file an apply writes is fsync'd, which costs ~1 ms
@@ -63,7 +65,7 @@ func TestKillApply(t *testing.T) {
 	t.Logf("an undo of 3,000 paths takes %v, a status %v (process start included)", full, lead*10/7)
 
 	active := uint64(1)
-	var midApply, before, after int
+	var midApply, before, after, killedTwice int
 	for round := 0; round < 20; round++ {
 		action := "undo"
 		if active == 0 {
@@ -89,9 +91,23 @@ func TestKillApply(t *testing.T) {
 		default:
 			p.kill9(t)
 		}
+		if round%4 == 3 {
+			// The command finishing the apply is killed too.
+			q := e.start("", "status")
+			time.Sleep(lead + time.Duration(rng.Int63n(int64(full)/2+1)))
+			if !ended(q) {
+				q.kill9(t)
+				killedTwice++
+			}
+		}
 		// One plain status per round: it finishes the apply, says so on
 		// stderr, and names the active task.
 		r := e.ta("status")
+		if r.code != 0 && strings.Contains(r.stderr, "Create a new file") {
+			knownBug(t, "journal", "round %d: a kill -9 left an empty badger file (see TestEmptyJournalFile), the journal no longer opens: %s",
+				round, firstLine(r.stderr))
+			return
+		}
 		if r.code != 0 {
 			t.Fatalf("round %d: status after a killed %s:\n%s", round, action, r)
 		}
@@ -102,21 +118,20 @@ func TestKillApply(t *testing.T) {
 		if m == nil {
 			t.Fatalf("round %d: no active task in status:\n%s", round, r)
 		}
-		var st statusDoc
-		st.ActiveTask, _ = strconv.ParseUint(m[1], 10, 64)
-		if st.ActiveTask != 0 && st.ActiveTask != 1 {
+		now, _ := strconv.ParseUint(m[1], 10, 64)
+		if now != 0 && now != 1 {
 			t.Fatalf("round %d: status after a killed %s:\n%s", round, action, r)
 		}
-		if st.ActiveTask == active {
+		if now == active {
 			before++ // killed before its intent was written: nothing moved
 		}
-		if d := manifestDiff(want[st.ActiveTask], e.manifest()); d != "" {
-			t.Fatalf("round %d (%s killed after %v): the tree is not task %d's:\n%s", round, action, delay, st.ActiveTask, d)
+		if d := manifestDiff(want[now], e.manifest()); d != "" {
+			t.Fatalf("round %d (%s killed after %v): the tree is not task %d's:\n%s", round, action, delay, now, d)
 		}
-		active = st.ActiveTask
+		active = now
 	}
-	t.Logf("20 killed applies: %d finished by the next command, %d killed before they moved, %d ended before the kill, %d killed after their apply",
-		midApply, before, after, 20-midApply-before-after)
+	t.Logf("20 killed applies: %d finished by the next command, %d killed before they moved, %d ended before the kill, %d killed after their apply; %d times the status finishing it was killed too",
+		midApply, before, after, 20-midApply-before-after, killedTwice)
 	if midApply == 0 {
 		t.Fatal("no kill landed inside an apply: the test proves nothing")
 	}

@@ -76,6 +76,9 @@ func TestNoSpaceWhileJournaling(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("agent: wrote %d MiB, write error %q, close error %q", res.Written>>20, res.WriteErr, res.CloseErr)
+	if mountedAt(t, e.root) {
+		t.Errorf("the failed session left its overlay mounted on the root")
+	}
 	if !strings.Contains(res.WriteErr+res.CloseErr, "no space left on device") {
 		t.Errorf("the agent's write and close on a full journal disk: %+v, want ENOSPC", res)
 	}
