@@ -84,6 +84,9 @@ func Open(dir, root string) (*Journal, error) {
 	if err := checkSpace(dir, 0, openReserve); err != nil {
 		return nil, fmt.Errorf("open journal %s: %w", dir, err)
 	}
+	if err := removeEmptyLogs(dir); err != nil {
+		return nil, err
+	}
 	db, err := openBadger(dir)
 	if err != nil {
 		return nil, err
@@ -565,6 +568,41 @@ func (j *Journal) StatCache() (map[string]StatEntry, error) {
 			return fmt.Errorf("%s: %w", describeKey(k), err)
 		}
 		out[string(k[1:])] = e
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Stats returns the stat-cache entries of the given paths, looked up one by
+// one in a single read transaction: paths without an entry are left out of
+// the map. For a few paths it is much cheaper than loading the whole cache.
+func (j *Journal) Stats(paths []string) (map[string]StatEntry, error) {
+	out := make(map[string]StatEntry, len(paths))
+	err := j.view("read stat cache", func(txn *badger.Txn) error {
+		for _, p := range paths {
+			key := statKey(p)
+			item, err := txn.Get(key)
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("read stat cache: %s: %w", describeKey(key), readError(err))
+			}
+			err = item.Value(func(v []byte) error {
+				e, err := decodeStatEntry(v)
+				if err != nil {
+					return err
+				}
+				out[p] = e
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("read stat cache: %s: %w", describeKey(key), readError(err))
+			}
+		}
 		return nil
 	})
 	if err != nil {

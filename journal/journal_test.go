@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
 
@@ -266,6 +267,55 @@ func TestStatCacheRoundTrip(t *testing.T) {
 	}
 	got, err = j.StatCache()
 	check(t, "stat cache after", err, got, map[string]StatEntry{"a": {Kind: Dir}, "p": up["p"], "empty": {}})
+}
+
+func TestStats(t *testing.T) {
+	j := openTest(t)
+	up := map[string]StatEntry{
+		"a":       {Kind: File, Size: 3, MtimeNs: now.UnixNano(), CtimeNs: -1, Ino: 7, Mode: 0o644, Blob: BlobRef{Hash: 1, Size: 3}},
+		"a/b":     {Kind: Dir, Mode: 0o755},
+		"ab":      {Kind: Symlink, Target: "a"},
+		"d/empty": {},
+	}
+	if err := j.PutStats(up, nil); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		paths []string
+		want  map[string]StatEntry
+	}{
+		{"none asked", nil, map[string]StatEntry{}},
+		{"one", []string{"a"}, map[string]StatEntry{"a": up["a"]}},
+		{"prefix is not a match", []string{"a/", "a/b/c", "d"}, map[string]StatEntry{}},
+		{"some missing", []string{"ab", "missing", "d/empty", "a"}, map[string]StatEntry{"ab": up["ab"], "d/empty": up["d/empty"], "a": up["a"]}},
+		{"asked twice", []string{"a/b", "a/b"}, map[string]StatEntry{"a/b": up["a/b"]}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := j.Stats(tc.paths)
+			check(t, "stats", err, got, tc.want)
+		})
+	}
+	if err := j.PutStats(nil, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := j.Stats([]string{"a", "ab"})
+	check(t, "stats after delete", err, got, map[string]StatEntry{"ab": up["ab"]})
+
+	// A damaged entry is ErrCorrupt, not a panic or a silent miss.
+	if err := j.db.Update(func(txn *badger.Txn) error { return txn.Set(statKey("bad"), []byte{0xff, 1}) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Stats([]string{"ab", "bad"}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("damaged entry: err = %v, want ErrCorrupt", err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Stats([]string{"ab"}); err == nil {
+		t.Fatal("closed journal: no error")
+	}
 }
 
 func TestStatCache100k(t *testing.T) {

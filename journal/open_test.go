@@ -493,3 +493,34 @@ func TestReopenAfterKill(t *testing.T) {
 		t.Errorf("verify after kill: %v %v", damage, err)
 	}
 }
+
+// TestEmptyLogFiles: a kill -9 just after badger created a value-log or
+// memtable file leaves it empty; the journal must still open with its data.
+func TestEmptyLogFiles(t *testing.T) {
+	dir := t.TempDir()
+	j, err := Open(dir, "/root/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := j.PutBytes([]byte("kept"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"000999.vlog", "00999.mem"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, err = Open(dir, "/root/a")
+	if err != nil {
+		t.Fatalf("open with empty log files: %v", err)
+	}
+	defer j.Close()
+	b, err := j.ReadBlob(ref)
+	if err != nil || string(b) != "kept" {
+		t.Fatalf("blob after reopen = %q, %v", b, err)
+	}
+}

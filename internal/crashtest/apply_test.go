@@ -103,11 +103,6 @@ func TestKillApply(t *testing.T) {
 		// One plain status per round: it finishes the apply, says so on
 		// stderr, and names the active task.
 		r := e.ta("status")
-		if r.code != 0 && strings.Contains(r.stderr, "Create a new file") {
-			knownBug(t, "journal", "round %d: a kill -9 left an empty badger file (see TestEmptyJournalFile), the journal no longer opens: %s",
-				round, firstLine(r.stderr))
-			return
-		}
 		if r.code != 0 {
 			t.Fatalf("round %d: status after a killed %s:\n%s", round, action, r)
 		}
