@@ -23,8 +23,8 @@ mkdir -p docs && printf 'draft\n' > docs/draft.md
 manifest() { { find . -printf '%p %y %m %l\n' | sort; find . -type f -print0 | sort -z | xargs -0 sha256sum; } | sha256sum | cut -c1-16; }
 before=$(manifest)
 
-step "timeagent run --mode copy -m 'scripted agent' -- sh -c '…git checkout . && git clean -fdx && rm -rf docs…'"
-"$bin" run --mode copy -m "scripted agent" -- sh -c '
+step "timeagent run -m 'scripted agent' -- sh -c '…git checkout . && git clean -fdx && rm -rf docs…'"
+"$bin" run -m "scripted agent" -- sh -c '
   git checkout -q . && git clean -qfdx && rm -rf docs
   printf "package main\n\nfunc main() { println(\"rewritten by the agent\") }\n" > main.go
   echo "generated" > GENERATED.txt'
