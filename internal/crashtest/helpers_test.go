@@ -315,6 +315,22 @@ func (p *proc) kill9(t *testing.T) {
 	}
 }
 
+// kill9OrEnd kills p with SIGKILL unless it ends on its own first (a race
+// no test can close): it reports whether the kill landed.
+func (p *proc) kill9OrEnd(t *testing.T) bool {
+	t.Helper()
+	_ = syscall.Kill(p.pid(), syscall.SIGKILL)
+	switch code := p.wait(t, 10*time.Second); code {
+	case 128 + 9:
+		return true
+	case 0:
+		return false
+	default:
+		t.Fatalf("timeagent after kill -9: exit %d:\n%s", code, p.output())
+		return false
+	}
+}
+
 // agentScript is the child of the killed sessions: three changes, then its
 // pid in $SCRATCH/child (the marker), then a long sleep as the same process.
 // `sync .` fsyncs the directory: the overlay batches metadata changes (the
