@@ -35,12 +35,15 @@ var applyHook func(op, path string) error
 // parents of the target paths; paths that must be absent or change kind are
 // removed, deepest first; directories are created top down (owner-writable);
 // files, symlinks and fifos are staged beside their path (a file that
-// already holds the target bytes is not rewritten), made durable (one
-// syncfs per filesystem on Linux, concurrent fsyncs elsewhere) and renamed
-// over their path; directories get their final modes, deepest first, so a
-// 0555 directory still receives its children; the changed directories are
-// fsynced. Nothing is read or written through a symlink. Paths whose kind the
-// system cannot create are skipped and reported with a wrapped
+// already holds the target bytes is not rewritten; files are created and
+// filled from blobs by a few workers, one directory's files together), made
+// durable (one syncfs per filesystem on Linux, concurrent fsyncs elsewhere)
+// and renamed over their path; directories get their final modes, deepest
+// first, so a 0555 directory still receives its children; the changed
+// directories are made durable (fsynced, or one syncfs per filesystem when
+// there are many). Nothing is read or written through a symlink, and each
+// directory is opened once per apply, relative to its parent. Paths whose
+// kind the system cannot create are skipped and reported with a wrapped
 // ErrUnsupported after everything else is done.
 func Apply(root *os.Root, blobs Blobs, target map[string]NodeState, progress Progress) (Manifest, error) {
 	paths := sortedKeys(target)
@@ -53,12 +56,14 @@ func Apply(root *os.Root, blobs Blobs, target map[string]NodeState, progress Pro
 		progress.Start("applying", int64(len(paths)))
 		defer progress.Done()
 	}
-	a := &applier{root: root, blobs: blobs, target: target, progress: progress, touched: map[string]bool{}, writable: map[string]*os.FileMode{}}
+	a := &applier{root: root, blobs: blobs, target: target, progress: progress, touched: map[string]bool{},
+		writable: map[string]*os.FileMode{}, dirs: newDirCache(root)}
+	defer a.dirs.close()
 	parents := map[string]bool{}
 	for _, p := range paths {
 		parents[path.Dir(p)] = true
 	}
-	if err := CleanStaging(root, sortedKeys(parents)); err != nil {
+	if err := cleanStaging(a.dirs, sortedKeys(parents)); err != nil {
 		return nil, err
 	}
 	steps := []func([]string) error{a.removeAll, a.makeDirs, a.writeLeaves, a.setDirModes}
@@ -82,6 +87,7 @@ func Apply(root *os.Root, blobs Blobs, target map[string]NodeState, progress Pro
 
 type applier struct {
 	root     *os.Root
+	dirs     *dirCache // the directories opened so far, closed at the end
 	blobs    Blobs
 	target   map[string]NodeState
 	progress Progress
@@ -92,8 +98,13 @@ type applier struct {
 	// unsupported lists the paths of kinds this system cannot create.
 	unsupported []string
 	syncer      *syncer
+	filler      *pool
+	batch       []fillJob  // the files of the directory being staged
+	progressMu  sync.Mutex // done is called from workers
 	// syncDirs holds one staged directory per filesystem (Linux: syncfs).
 	syncDirs map[uint64]string
+	// noted holds the directories whose filesystem is in syncDirs.
+	noted map[string]bool
 }
 
 // ensureWritable makes dir owner-writable before an entry in it changes, so
@@ -130,13 +141,15 @@ func (a *applier) hook(op, p string) error {
 
 func (a *applier) done() {
 	if a.progress != nil {
+		a.progressMu.Lock()
 		a.progress.Add(1)
+		a.progressMu.Unlock()
 	}
 }
 
 // lstat returns the real state of p; ok is false when it does not exist.
 func (a *applier) lstat(p string) (st statInfo, ok bool, err error) {
-	st, err = lstatRoot(a.root, p)
+	st, err = a.dirs.lstat(p)
 	if err != nil {
 		if isNotExist(err) {
 			return st, false, nil
@@ -171,6 +184,7 @@ func (a *applier) removeAll(paths []string) error {
 			}
 			if st.kind == dirKind {
 				err = a.root.RemoveAll(p)
+				a.dirs.forget(p)
 			} else {
 				err = a.root.Remove(p)
 			}
@@ -270,8 +284,12 @@ func (a *applier) writeLeaves(paths []string) error {
 	var pending []string         // paths staged, grouped by directory
 	tmpOf := map[string]string{} // path -> staging name
 	a.syncer = newSyncer()
+	a.filler = newPool(applyWorkers)
 	err := a.byDir(leaves, true, func(d *dirHandle, ps []string) error {
 		for _, p := range ps {
+			if err := a.filler.failed(); err != nil {
+				return err
+			}
 			tmp, err := a.stageLeaf(d, p, a.target[p])
 			if errors.Is(err, ErrUnsupported) {
 				a.unsupported = append(a.unsupported, p)
@@ -287,12 +305,24 @@ func (a *applier) writeLeaves(paths []string) error {
 			pending = append(pending, p)
 			tmpOf[p] = tmp
 		}
+		a.flushBatch()
 		return nil
 	})
+	if ferr := a.filler.wait(); err == nil && ferr != nil {
+		err = ferr
+	}
 	if serr := a.syncer.wait(); err == nil && serr != nil {
 		err = fmt.Errorf("apply: %w", serr)
 	}
 	if err != nil {
+		// Files other workers staged meanwhile are removed (best effort;
+		// the next apply removes what is left).
+		_ = a.byDir(pending, false, func(d *dirHandle, ps []string) error {
+			for _, p := range ps {
+				_ = d.remove(tmpOf[p])
+			}
+			return nil
+		})
 		return err
 	}
 	for _, dir := range a.syncDirs {
@@ -321,6 +351,9 @@ func (a *applier) writeLeaves(paths []string) error {
 
 // noteFS remembers d's filesystem as one to syncfs before the renames.
 func (a *applier) noteFS(d *dirHandle) error {
+	if a.noted[d.rel] {
+		return nil
+	}
 	dev, err := d.dev()
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
@@ -331,6 +364,10 @@ func (a *applier) noteFS(d *dirHandle) error {
 	if _, ok := a.syncDirs[dev]; !ok {
 		a.syncDirs[dev] = d.rel
 	}
+	if a.noted == nil {
+		a.noted = map[string]bool{}
+	}
+	a.noted[d.rel] = true
 	return nil
 }
 
@@ -339,12 +376,12 @@ func (a *applier) syncFS(dir string) error {
 	if err := a.hook("sync", dir); err != nil {
 		return err
 	}
-	d, err := openDirHandle(a.root, dir)
+	d, err := a.dirs.get(dir)
 	if err != nil {
 		return fmt.Errorf("apply: sync %s: %w", dir, err)
 	}
 	err = d.syncFS()
-	d.close()
+	a.dirs.release(d)
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
@@ -352,7 +389,7 @@ func (a *applier) syncFS(dir string) error {
 }
 
 // byDir calls fn once per parent directory with that directory's paths (in
-// the order given, grouped), holding one open handle at a time. With
+// the order given, grouped), from the applier's directory cache. With
 // create, missing parents are made first.
 func (a *applier) byDir(paths []string, create bool, fn func(d *dirHandle, paths []string) error) error {
 	groups := map[string][]string{}
@@ -370,12 +407,12 @@ func (a *applier) byDir(paths []string, create bool, fn func(d *dirHandle, paths
 				return err
 			}
 		}
-		d, err := openDirHandle(a.root, dir)
+		d, err := a.dirs.get(dir)
 		if err != nil {
 			return fmt.Errorf("apply: open %s: %w", dir, err)
 		}
 		err = fn(d, groups[dir])
-		d.close()
+		a.dirs.release(d)
 		if err != nil {
 			return err
 		}
@@ -428,25 +465,15 @@ func (a *applier) stageLeaf(d *dirHandle, p string, t NodeState) (string, error)
 	tmp := stagingName()
 	switch t.Kind {
 	case fileKind:
-		f, err := d.createTemp(tmp)
-		if err != nil {
-			return "", fmt.Errorf("apply %s: %w", p, err)
-		}
-		if err := a.fillFile(f, t); err != nil {
-			f.Close()
-			_ = d.remove(tmp)
-			return "", fmt.Errorf("apply %s: %w", p, err)
-		}
 		if useSyncFS {
-			if err := f.Close(); err != nil {
-				_ = d.remove(tmp)
-				return "", fmt.Errorf("apply %s: %w", p, err)
-			}
 			if err := a.noteFS(d); err != nil {
 				return "", err
 			}
-		} else {
-			a.syncer.add(f) // fsynced and closed in the background
+		}
+		// Created, filled and closed (or handed to the syncer) by a worker.
+		a.batch = append(a.batch, fillJob{p: p, dir: d.rel, tmp: tmp, t: t})
+		if len(a.batch) >= maxBatch {
+			a.flushBatch()
 		}
 	case symlinkKind:
 		if err := d.symlink(t.Target, tmp); err != nil {
@@ -547,20 +574,49 @@ func (a *applier) setDirModes(paths []string) error {
 	return nil
 }
 
-// syncTouched fsyncs every directory whose entries changed.
+// syncFSDirs is how many touched directories make one syncfs per
+// filesystem cheaper than an fsync per directory (each fsync waits for a
+// journal commit of its own).
+const syncFSDirs = 16
+
+// syncTouched makes the entries of every directory whose entries changed
+// durable: an fsync per directory, or with syncfs and many directories, one
+// syncfs per filesystem they live on.
 func (a *applier) syncTouched() error {
+	bulk := useSyncFS && len(a.touched) > syncFSDirs
+	devs := map[uint64]string{}
 	for _, dir := range sortedKeys(a.touched) {
-		d, err := openDirHandle(a.root, dir)
+		d, err := a.dirs.get(dir)
 		if err != nil {
 			if isNotExist(err) {
 				continue // removed later in the same apply
 			}
 			return fmt.Errorf("apply: sync %s: %w", dir, err)
 		}
-		err = d.sync()
-		d.close()
+		if bulk {
+			var dev uint64
+			if dev, err = d.dev(); err == nil {
+				if _, ok := devs[dev]; !ok {
+					devs[dev] = dir
+				}
+			}
+		} else {
+			err = d.sync()
+		}
+		a.dirs.release(d)
 		if err != nil {
 			return fmt.Errorf("apply: sync %s: %w", dir, err)
+		}
+	}
+	for _, dir := range devs {
+		d, err := a.dirs.get(dir)
+		if err != nil {
+			return fmt.Errorf("apply: sync %s: %w", dir, err)
+		}
+		err = d.syncFS()
+		a.dirs.release(d)
+		if err != nil {
+			return fmt.Errorf("apply: %w", err)
 		}
 	}
 	return nil
@@ -600,16 +656,23 @@ func (a *applier) manifest(paths []string) (Manifest, error) {
 // CleanStaging removes leftover staging files (StagingPrefix) of a crashed
 // apply from the given directories. Missing directories are ignored.
 func CleanStaging(root *os.Root, dirs []string) error {
+	c := newDirCache(root)
+	defer c.close()
+	return cleanStaging(c, dirs)
+}
+
+func cleanStaging(c *dirCache, dirs []string) error {
+	root := c.root
 	for _, dir := range dirs {
-		d, err := openDirHandle(root, dir)
+		d, err := c.get(dir)
 		if err != nil {
-			if isNotExist(err) || !isDirErr(root, dir) {
+			if isNotExist(err) || !c.isDir(dir) {
 				continue
 			}
 			return fmt.Errorf("clean staging files in %s: %w", dir, err)
 		}
 		names, err := d.names()
-		d.close()
+		c.release(d)
 		if err != nil {
 			return fmt.Errorf("clean staging files in %s: %w", dir, err)
 		}
@@ -658,6 +721,118 @@ func (c *compareWriter) Write(b []byte) (int, error) {
 		return 0, errDiffers
 	}
 	return len(b), nil
+}
+
+// applyWorkers is how many staged files are created and filled at once:
+// reading and decompressing one blob and the file system's work for one
+// file overlap with another's.
+const applyWorkers = 3
+
+// maxBatch is how many files of one directory go to one worker at most.
+const maxBatch = 64
+
+// flushBatch hands the batched files to one worker: files of the same
+// directory go together (up to maxBatch), because creating files in one
+// directory at once only makes them wait for each other's locks.
+func (a *applier) flushBatch() {
+	batch := a.batch
+	if len(batch) == 0 {
+		return
+	}
+	a.batch = nil
+	a.filler.submit(func() error {
+		for _, job := range batch {
+			if err := a.stageFile(job); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// fillJob is a file to stage with its target content.
+type fillJob struct {
+	p        string // the target path
+	dir, tmp string // the staging file's directory and name
+	t        NodeState
+}
+
+// stageFile creates the staging file of job, writes the blob into it, sets
+// its mode, then closes it (syncfs) or hands it to the syncer. A file that
+// fails is removed.
+func (a *applier) stageFile(job fillJob) error {
+	d, err := a.dirs.get(job.dir)
+	if err != nil {
+		return fmt.Errorf("apply %s: %w", job.p, err)
+	}
+	defer a.dirs.release(d)
+	f, err := d.createTemp(job.tmp)
+	if err != nil {
+		return fmt.Errorf("apply %s: %w", job.p, err)
+	}
+	err = a.fillFile(f, job.t)
+	switch {
+	case err != nil:
+		f.Close()
+	case useSyncFS:
+		err = f.Close()
+	default:
+		a.syncer.add(f) // fsynced and closed in the background
+	}
+	if err != nil {
+		_ = d.remove(job.tmp)
+		return fmt.Errorf("apply %s: %w", job.p, err)
+	}
+	return nil
+}
+
+// pool runs jobs on a few goroutines. Once a job failed, the jobs not yet
+// started are dropped; wait returns the first error.
+type pool struct {
+	jobs chan func() error
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	err  error
+}
+
+func newPool(n int) *pool {
+	p := &pool{jobs: make(chan func() error, 2*n)}
+	for range n {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			for job := range p.jobs {
+				if p.failed() != nil {
+					continue
+				}
+				if err := job(); err != nil {
+					p.mu.Lock()
+					if p.err == nil {
+						p.err = err
+					}
+					p.mu.Unlock()
+				}
+			}
+		}()
+	}
+	return p
+}
+
+// submit queues a job (it blocks while the queue is full).
+func (p *pool) submit(job func() error) { p.jobs <- job }
+
+// failed returns the first error of a job so far.
+func (p *pool) failed() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// wait returns once every submitted job is done or dropped.
+func (p *pool) wait() error {
+	close(p.jobs)
+	p.wg.Wait()
+	return p.failed()
 }
 
 // useSyncFS selects syncfs (where the system has it) over per-file fsyncs;

@@ -12,39 +12,45 @@ import (
 // whose lstat equals its cache entry is taken to be in the cached state
 // without reading it. The result is sorted by path.
 func Drift(root *os.Root, blobs Blobs, expected map[string]NodeState, cache Manifest) ([]Drifted, error) {
+	dirs := newDirCache(root)
+	defer dirs.close()
 	paths := sortedKeys(expected)
 	for _, p := range paths {
 		if !ValidPath(p) {
 			return nil, fmt.Errorf("drift %q: %w", p, ErrBadPath)
 		}
 	}
-	actual, err := actualStates(root, blobs, paths, cache)
+	actual, err := actualStates(dirs, blobs, paths, cache)
 	if err != nil {
 		return nil, err
 	}
+	return drifted(paths, expected, actual), nil
+}
+
+// drifted lists the paths whose actual state is not the expected one.
+func drifted(paths []string, expected, actual map[string]NodeState) []Drifted {
 	var out []Drifted
 	for _, p := range paths {
 		if a := actual[p]; !a.Equal(expected[p]) {
 			out = append(out, Drifted{Path: p, Expected: expected[p], Actual: a})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // actualStates returns the real state of each path, reading (into blobs)
 // the content of files the cache does not vouch for. Paths are grouped by
 // directory so each directory is opened once.
-func actualStates(root *os.Root, blobs Blobs, paths []string, cache Manifest) (map[string]NodeState, error) {
+func actualStates(dirs *dirCache, blobs Blobs, paths []string, cache Manifest) (map[string]NodeState, error) {
 	byDir := map[string][]string{}
 	for _, p := range paths {
 		byDir[path.Dir(p)] = append(byDir[path.Dir(p)], p)
 	}
-	dirs := sortedKeys(byDir)
 	out := make(map[string]NodeState, len(paths))
-	for _, dir := range dirs {
-		d, err := openDirHandle(root, dir)
+	for _, dir := range sortedKeys(byDir) {
+		d, err := dirs.get(dir)
 		if err != nil {
-			if isNotExist(err) || !isDirErr(root, dir) {
+			if isNotExist(err) || !dirs.isDir(dir) {
 				continue // the whole directory is gone: every path is absent
 			}
 			return nil, fmt.Errorf("drift %s: %w", dir, err)
@@ -52,21 +58,14 @@ func actualStates(root *os.Root, blobs Blobs, paths []string, cache Manifest) (m
 		for _, p := range byDir[dir] {
 			s, err := actualState(d, blobs, p, cache)
 			if err != nil {
-				d.close()
+				dirs.release(d)
 				return nil, err
 			}
 			out[p] = s
 		}
-		d.close()
+		dirs.release(d)
 	}
 	return out, nil
-}
-
-// isDirErr reports whether dir is (still) a directory, to tell "the parent
-// is a file now" (every child absent) from a real error.
-func isDirErr(root *os.Root, dir string) bool {
-	st, err := lstatRoot(root, dir)
-	return err == nil && st.kind == dirKind
 }
 
 // actualState reads one path of d.

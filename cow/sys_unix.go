@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -55,6 +54,33 @@ func openDirHandle(root *os.Root, rel string) (*dirHandle, error) {
 		fd = next
 	}
 	return &dirHandle{f: os.NewFile(uintptr(fd), rel), fd: fd, rel: rel}, nil
+}
+
+// openChild opens the directory name inside d with O_NOFOLLOW: a symlink
+// makes it not exist (ELOOP), a non-directory too (ENOTDIR).
+func openChild(d *dirHandle, name string) (*dirHandle, error) {
+	rel := joinRel(d.rel, name)
+	for {
+		fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: rel, Err: err}
+		}
+		return &dirHandle{f: os.NewFile(uintptr(fd), rel), fd: fd, rel: rel}, nil
+	}
+}
+
+// openDirLimit is how many directory handles a dirCache may keep open: a
+// quarter of the open-file limit (which Go raises to the hard limit at
+// start), between 64 and maxOpenDirs.
+func openDirLimit() int {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
+		return 64
+	}
+	return int(min(max(rl.Cur/4, 64), maxOpenDirs))
 }
 
 func (d *dirHandle) close() error { return d.f.Close() }
@@ -131,16 +157,6 @@ func (d *dirHandle) mkfifo(name string) error {
 
 // sync makes the directory's entries durable.
 func (d *dirHandle) sync() error { return d.f.Sync() }
-
-// lstatRoot stats rel inside root without following a final symlink.
-func lstatRoot(root *os.Root, rel string) (statInfo, error) {
-	d, err := openDirHandle(root, path.Dir(rel))
-	if err != nil {
-		return statInfo{}, err
-	}
-	defer d.close()
-	return d.lstat(path.Base(rel))
-}
 
 func statFromUnix(st *unix.Stat_t) statInfo {
 	m := uint32(st.Mode)

@@ -31,6 +31,14 @@ func openDirHandle(root *os.Root, rel string) (*dirHandle, error) {
 	return &dirHandle{root: root, rel: rel}, nil
 }
 
+// openChild opens the directory name inside d.
+func openChild(d *dirHandle, name string) (*dirHandle, error) {
+	return openDirHandle(d.root, joinRel(d.rel, name))
+}
+
+// openDirLimit: a Windows dirHandle holds no open handle.
+func openDirLimit() int { return maxOpenDirs }
+
 func (d *dirHandle) close() error { return nil }
 
 func (d *dirHandle) names() ([]string, error) {
@@ -64,15 +72,6 @@ func (d *dirHandle) mkfifo(name string) error {
 
 // sync is a no-op: Windows cannot fsync a directory handle.
 func (d *dirHandle) sync() error { return nil }
-
-// lstatRoot stats rel inside root without following a final symlink.
-func lstatRoot(root *os.Root, rel string) (statInfo, error) {
-	fi, err := root.Lstat(rel)
-	if err != nil {
-		return statInfo{}, err
-	}
-	return statFromFileInfo(fi), nil
-}
 
 func statFromFileInfo(fi fs.FileInfo) statInfo {
 	s := statFromFileMode(fi.Mode())

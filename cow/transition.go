@@ -214,32 +214,45 @@ func finishPlan(j *journal.Journal, root *os.Root, tree *tasks.Tree, plan Plan, 
 // planDrift returns the touched paths whose real state differs from the
 // plan's expected state, plus the unrecorded content of directories the plan
 // removes (so nothing the history does not know is deleted unseen).
+//
+// Only the plan's paths are looked up in the stat cache (journal.Stats), and
+// every directory is opened once (dirCache).
 func planDrift(j *journal.Journal, root *os.Root, plan Plan) ([]Drifted, error) {
-	c, err := j.StatCache()
+	paths := plan.Paths()
+	for p := range plan.Expected {
+		if _, ok := plan.Target[p]; !ok {
+			paths = append(paths, p)
+		}
+	}
+	for _, p := range paths {
+		if !ValidPath(p) {
+			return nil, fmt.Errorf("drift %q: %w", p, ErrBadPath)
+		}
+	}
+	c, err := j.Stats(paths)
 	if err != nil {
 		return nil, fmt.Errorf("drift: %w", err)
 	}
 	cache := Manifest(c)
-	drifted, err := Drift(root, j, plan.Expected, cache)
+	dirs := newDirCache(root)
+	defer dirs.close()
+	actual, err := actualStates(dirs, j, paths, cache)
 	if err != nil {
 		return nil, err
 	}
+	out := drifted(sortedKeys(plan.Expected), plan.Expected, actual)
 	for _, p := range plan.Paths() {
-		if plan.Target[p].Kind == dirKind {
-			continue
-		}
-		st, err := lstatRoot(root, p)
-		if err != nil || st.kind != dirKind {
+		if plan.Target[p].Kind == dirKind || actual[p].Kind != dirKind {
 			continue
 		}
 		extra, err := unknownBelow(root, j, p, plan.Target, cache)
 		if err != nil {
 			return nil, err
 		}
-		drifted = append(drifted, extra...)
+		out = append(out, extra...)
 	}
-	sortDrifted(drifted)
-	return dedupeDrifted(drifted), nil
+	sortDrifted(out)
+	return dedupeDrifted(out), nil
 }
 
 // unknownBelow scans the real directory dir and returns every entry below it
