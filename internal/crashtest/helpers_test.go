@@ -634,19 +634,3 @@ func (e *env) noStaging(what string) {
 		e.t.Fatalf("%s: staging files left in the state dir: %v", what, left)
 	}
 }
-
-// strict makes known bugs fail their tests (CRASHTEST_STRICT=1); by default
-// they are logged loudly, so the package passes while their owners fix them.
-var strict = os.Getenv("CRASHTEST_STRICT") != ""
-
-// knownBug reports a failure caused by a known bug in another package:
-// an error under CRASHTEST_STRICT=1, else a log line starting "KNOWN BUG".
-func knownBug(t *testing.T, owner, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf("KNOWN BUG (%s): %s", owner, fmt.Sprintf(format, args...))
-	if strict {
-		t.Error(msg)
-		return
-	}
-	t.Log(msg)
-}
