@@ -2,18 +2,15 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
+	"github.com/timeagent-dev/timeagent/internal/testrepo"
 	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -388,105 +385,28 @@ func buildRealisticRepo(e *env) {
 	}
 }
 
-// manifest describes the whole tree below root, .git/ included: one line per
-// path with its type, all permission bits, size, sha256 and link target.
-func manifest(t *testing.T, root string) string {
-	t.Helper()
-	var lines []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		mode := info.Mode()
-		perm := fmt.Sprintf("%04o", uint32(mode.Perm())|extraBitsOf(mode))
-		switch {
-		case mode.IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			lines = append(lines, fmt.Sprintf("%s\tfile\t%s\t%d\t%s\t", rel, perm, len(b), hex.EncodeToString(sum[:])))
-		case mode.IsDir():
-			if rel == "." {
-				return nil // the root itself is not part of the tree
-			}
-			lines = append(lines, fmt.Sprintf("%s\tdir\t%s\t\t\t", rel, perm))
-		case mode&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			lines = append(lines, fmt.Sprintf("%s\tsymlink\t\t\t\t%s", rel, target))
-		default:
-			lines = append(lines, fmt.Sprintf("%s\tother(%v)\t%s\t\t\t", rel, mode.Type(), perm))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("manifest of %s: %v", root, err)
-	}
-	sort.Strings(lines)
-	return strings.Join(lines, "\n") + "\n"
-}
-
-func extraBitsOf(m fs.FileMode) uint32 {
-	var b uint32
-	if m&fs.ModeSetuid != 0 {
-		b |= 0o4000
-	}
-	if m&fs.ModeSetgid != 0 {
-		b |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		b |= 0o1000
-	}
-	return b
-}
-
 func (e *env) manifest() string {
 	e.t.Helper()
 	return manifest(e.t, e.root)
+}
+
+// manifest describes the whole tree under root (testrepo.Manifest).
+func manifest(t *testing.T, root string) string {
+	t.Helper()
+	m, err := testrepo.Manifest(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // sameManifest fails the test when got differs from want, listing the lines
 // that differ.
 func sameManifest(t *testing.T, what, want, got string) {
 	t.Helper()
-	if want == got {
-		return
+	if d := testrepo.Diff(want, got, 60); d != "" {
+		t.Fatalf("%s: manifest differs (- want, + got):\n%s", what, d)
 	}
-	wl, gl := lineSet(want), lineSet(got)
-	var diff []string
-	for l := range wl {
-		if !gl[l] {
-			diff = append(diff, "- "+l)
-		}
-	}
-	for l := range gl {
-		if !wl[l] {
-			diff = append(diff, "+ "+l)
-		}
-	}
-	sort.Slice(diff, func(i, j int) bool { return diff[i][2:] < diff[j][2:] })
-	if len(diff) > 60 {
-		diff = append(diff[:60], fmt.Sprintf("… and %d more", len(diff)-60))
-	}
-	t.Fatalf("%s: manifest differs (- want, + got):\n%s", what, strings.Join(diff, "\n"))
-}
-
-func lineSet(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, l := range strings.Split(s, "\n") {
-		m[l] = true
-	}
-	return m
 }
 
 // contains fails the test unless s contains every one of subs.

@@ -2,6 +2,7 @@ package crashtest
 
 import (
 	"fmt"
+	"github.com/timeagent-dev/timeagent/internal/testrepo"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -135,7 +136,7 @@ func TestKillApply(t *testing.T) {
 
 // changedPaths counts the paths whose manifest lines differ.
 func changedPaths(a, b string) int {
-	al, bl := lineSet(a), lineSet(b)
+	al, bl := testrepo.LineSet(a), testrepo.LineSet(b)
 	paths := map[string]bool{}
 	for l := range al {
 		if !bl[l] {

@@ -3,15 +3,13 @@ package crashtest
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/timeagent-dev/timeagent/internal/testrepo"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -425,56 +423,19 @@ func (e *env) readable(what string) {
 	}
 }
 
-// manifest describes the whole tree below root, .git/ included: one line per
-// path with its type, permission bits, size, sha256 and link target.
-func manifest(t *testing.T, root string) string {
-	t.Helper()
-	var lines []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		mode := info.Mode()
-		perm := fmt.Sprintf("%04o", uint32(mode.Perm()))
-		switch {
-		case mode.IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			lines = append(lines, fmt.Sprintf("%s\tfile\t%s\t%d\t%s\t", rel, perm, len(b), hex.EncodeToString(sum[:])))
-		case mode.IsDir():
-			if rel != "." {
-				lines = append(lines, fmt.Sprintf("%s\tdir\t%s\t\t\t", rel, perm))
-			}
-		case mode&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			lines = append(lines, fmt.Sprintf("%s\tsymlink\t\t\t\t%s", rel, target))
-		default:
-			lines = append(lines, fmt.Sprintf("%s\tother(%v)\t%s\t\t\t", rel, mode.Type(), perm))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("manifest of %s: %v", root, err)
-	}
-	sort.Strings(lines)
-	return strings.Join(lines, "\n") + "\n"
-}
-
 func (e *env) manifest() string {
 	e.t.Helper()
 	return manifest(e.t, e.root)
+}
+
+// manifest describes the whole tree under root (testrepo.Manifest).
+func manifest(t *testing.T, root string) string {
+	t.Helper()
+	m, err := testrepo.Manifest(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // sameManifest fails the test when got differs from want, listing the lines
@@ -486,36 +447,7 @@ func sameManifest(t *testing.T, what, want, got string) {
 	}
 }
 
-func manifestDiff(want, got string) string {
-	if want == got {
-		return ""
-	}
-	wl, gl := lineSet(want), lineSet(got)
-	var diff []string
-	for l := range wl {
-		if !gl[l] {
-			diff = append(diff, "- "+l)
-		}
-	}
-	for l := range gl {
-		if !wl[l] {
-			diff = append(diff, "+ "+l)
-		}
-	}
-	sort.Slice(diff, func(i, j int) bool { return diff[i][2:] < diff[j][2:] })
-	if len(diff) > 40 {
-		diff = append(diff[:40], fmt.Sprintf("… and %d more", len(diff)-40))
-	}
-	return strings.Join(diff, "\n")
-}
-
-func lineSet(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, l := range strings.Split(s, "\n") {
-		m[l] = true
-	}
-	return m
-}
+func manifestDiff(want, got string) string { return testrepo.Diff(want, got, 40) }
 
 // statusDoc is the part of `status --json` the tests read.
 type statusDoc struct {
