@@ -77,40 +77,19 @@ func newRealisticEnv(t *testing.T) *env {
 	return e
 }
 
-func realDir(t *testing.T, d string) string {
-	t.Helper()
-	r, err := filepath.EvalSymlinks(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
+func realDir(t *testing.T, d string) string { return testrepo.RealDir(t, d) }
 
 // baseEnv is the environment of every process the tests start.
 func (e *env) baseEnv() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "TIMEAGENT_") || strings.HasPrefix(kv, "GIT_") {
-			continue
-		}
-		out = append(out, kv)
-	}
-	out = append(out, "TIMEAGENT_HOME="+e.home, "TA="+binary, "SCRATCH="+e.scratch,
-		"GIT_AUTHOR_NAME=test", "GIT_AUTHOR_EMAIL=test@example.com", "GIT_COMMITTER_NAME=test",
-		"GIT_COMMITTER_EMAIL=test@example.com", "GIT_AUTHOR_DATE=2026-01-01T00:00:00Z",
-		"GIT_COMMITTER_DATE=2026-01-01T00:00:00Z", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	return append(out, e.extra...)
+	env := testrepo.Environ("TIMEAGENT_HOME="+e.home, "TA="+binary, "SCRATCH="+e.scratch,
+		"GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z")
+	return append(env, e.extra...)
 }
 
 // git runs git in the root (test set-up only).
 func (e *env) git(args ...string) {
 	e.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = e.root
-	cmd.Env = e.baseEnv()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		e.t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
+	testrepo.Git(e.t, e.root, e.baseEnv(), args...)
 }
 
 // result is what one timeagent invocation did.

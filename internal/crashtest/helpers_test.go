@@ -113,36 +113,15 @@ func newEnvAt(t *testing.T, root, home string) *env {
 	return e
 }
 
-func realDir(t *testing.T, d string) string {
-	t.Helper()
-	r, err := filepath.EvalSymlinks(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
+func realDir(t *testing.T, d string) string { return testrepo.RealDir(t, d) }
 
 func (e *env) environ() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "TIMEAGENT_") || strings.HasPrefix(kv, "GIT_") {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return append(out, "TIMEAGENT_HOME="+e.home, "TA="+binary, "SCRATCH="+e.scratch,
-		"GIT_AUTHOR_NAME=test", "GIT_AUTHOR_EMAIL=test@example.com", "GIT_COMMITTER_NAME=test",
-		"GIT_COMMITTER_EMAIL=test@example.com", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	return testrepo.Environ("TIMEAGENT_HOME="+e.home, "TA="+binary, "SCRATCH="+e.scratch)
 }
 
 func (e *env) git(args ...string) {
 	e.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = e.root
-	cmd.Env = e.environ()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		e.t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
+	testrepo.Git(e.t, e.root, e.environ(), args...)
 }
 
 func (e *env) path(rel string) string { return filepath.Join(e.root, filepath.FromSlash(rel)) }
