@@ -280,7 +280,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		return 0, errno
 	}
 	n := h.n
-	if errno := o.checkSpace(off + int64(len(data))); errno != 0 {
+	if errno := o.checkSpace(off+int64(len(data)), int64(len(data))); errno != 0 {
 		return 0, errno
 	}
 	n.o.wrote(n.upperIno())
@@ -398,7 +398,7 @@ func (h *handle) Allocate(ctx context.Context, off uint64, size uint64, mode uin
 		return errno
 	}
 	n := h.n
-	if errno := o.checkSpace(int64(off + size)); errno != 0 {
+	if errno := o.checkSpace(int64(off+size), int64(size)); errno != 0 {
 		return errno
 	}
 	n.o.wrote(n.upperIno())

@@ -32,6 +32,7 @@ type store interface {
 
 // Overlay is a mounted copy-on-write view of a root.
 type Overlay struct {
+	space  spaceGauge // free space of the staging file system (space.go)
 	path   string
 	store  store
 	lower  *lowerTree

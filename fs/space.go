@@ -3,7 +3,9 @@
 package fs
 
 import (
+	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,16 +17,35 @@ import (
 // which the agent sees, long before the journal would.
 const spaceReserve = 128 << 20
 
+// spaceCheckEvery bounds how long a measurement of the free space is reused:
+// writes are a hot path and statfs is a system call.
+const spaceCheckEvery = 100 * time.Millisecond
+
+// spaceGauge caches the free space of the staging file system, counting the
+// bytes written since it was measured as already used.
+type spaceGauge struct {
+	mu      sync.Mutex
+	at      time.Time
+	free    int64
+	written int64
+}
+
 // checkSpace returns ENOSPC when writing up to end bytes of a file would eat
 // into the reserve (the content is staged now and journaled at close).
-func (o *Overlay) checkSpace(end int64) syscall.Errno {
-	var st unix.Statfs_t
-	if err := unix.Statfs(o.upper, &st); err != nil {
-		return 0 // cannot tell: let the write itself fail if it must
+func (o *Overlay) checkSpace(end, n int64) syscall.Errno {
+	g := &o.space
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if time.Since(g.at) > spaceCheckEvery || g.free-g.written < end+spaceReserve {
+		var st unix.Statfs_t
+		if err := unix.Statfs(o.upper, &st); err != nil {
+			return 0 // cannot tell: let the write itself fail if it must
+		}
+		g.at, g.free, g.written = time.Now(), int64(st.Bavail)*int64(st.Bsize), 0
 	}
-	free := int64(st.Bavail) * int64(st.Bsize)
-	if free < end+spaceReserve {
+	if g.free-g.written < end+spaceReserve {
 		return syscall.ENOSPC
 	}
+	g.written += n
 	return 0
 }
