@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 )
 
 // ErrStart means the child could not be started; no task is recorded.
@@ -41,7 +42,13 @@ func StartChild(argv []string, dir string, env []string, stdin io.Reader, stdout
 	setChildAttrs(cmd)
 	c := &Child{cmd: cmd, sigs: make(chan os.Signal, 8), done: make(chan struct{})}
 	signal.Notify(c.sigs, forwardedSignals...)
+	// The parent-death signal (Linux) follows the thread that forked the
+	// child, not the process: keep that thread until Wait, so the runtime
+	// cannot retire it and send the child a SIGTERM early, and so the
+	// signal comes exactly when timeagent dies.
+	runtime.LockOSThread()
 	if err := cmd.Start(); err != nil {
+		runtime.UnlockOSThread()
 		signal.Stop(c.sigs)
 		return nil, fmt.Errorf("%w %q: %v", ErrStart, argv[0], err)
 	}
@@ -70,9 +77,11 @@ func (c *Child) forward(stdin io.Reader) {
 func (c *Child) Signal(s os.Signal) error { return c.cmd.Process.Signal(s) }
 
 // Wait waits for the child and returns its exit status: the exit code, or
-// 128+N when it died of signal N.
+// 128+N when it died of signal N. It must run on the goroutine that called
+// StartChild.
 func (c *Child) Wait() int {
 	err := c.cmd.Wait()
+	runtime.UnlockOSThread()
 	signal.Stop(c.sigs)
 	close(c.done)
 	return exitStatus(c.cmd.ProcessState, err)
