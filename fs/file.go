@@ -295,13 +295,23 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 
 var _ = (fusefs.FileFlusher)((*handle)(nil))
 
-// Flush (every close) records the content written so far.
+// Flush (every close of a write handle) records the content written so far
+// before close returns: a closed file is in the journal, whatever happens to
+// this process next. Changes waiting for the flush timer go in the same
+// journal write.
 func (h *handle) Flush(ctx context.Context) syscall.Errno {
 	if !h.write {
 		return 0
 	}
-	if err := h.n.o.commitNode(h.n); err != nil {
-		h.n.o.logf("%v", err)
+	o := h.n.o
+	if err := o.commitNode(h.n); err != nil {
+		o.logf("%v", err)
+		return syscall.EIO
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err := o.flushPending(); err != nil {
+		o.logf("%v", err)
 		return syscall.EIO
 	}
 	return 0

@@ -29,3 +29,19 @@ func Unmount(path string) error {
 	}
 	return fmt.Errorf("unmount %s: %w", path, err)
 }
+
+// abortConn: macFUSE has no connection control files; an unmounted file
+// system's server stops when the kernel lets go of it.
+func abortConn(dev uint64) error {
+	return fmt.Errorf("abort fuse connection %d: not supported on macOS", dev)
+}
+
+// isMountPoint reports whether a file system of device dev is mounted at
+// path.
+func isMountPoint(path string, dev uint64) (bool, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return false, err
+	}
+	return uint64(st.Dev) == dev, nil
+}

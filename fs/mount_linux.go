@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,4 +40,55 @@ func Unmount(path string) error {
 		return nil
 	}
 	return fmt.Errorf("unmount %s: %w", path, err)
+}
+
+// abortConn aborts the FUSE connection of the file system whose device is
+// dev (/sys/fs/fuse/connections/N/abort, N its minor number): every reader
+// of the device gets ENODEV, every later access to a copy of the mount
+// ENOTCONN. Used only after the mount is gone from this namespace.
+func abortConn(dev uint64) error {
+	p := fmt.Sprintf("/sys/fs/fuse/connections/%d/abort", unix.Minor(dev))
+	if err := os.WriteFile(p, []byte("1"), 0o200); err != nil {
+		return fmt.Errorf("abort fuse connection %s: %w", p, err)
+	}
+	return nil
+}
+
+// isMountPoint reports whether a file system of device dev is mounted at
+// path in this mount namespace (from /proc/self/mountinfo, without touching
+// the mount itself, whose server may be stopping).
+func isMountPoint(path string, dev uint64) (bool, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false, fmt.Errorf("mounts: %w", err)
+	}
+	want := fmt.Sprintf("%d:%d", unix.Major(dev), unix.Minor(dev))
+	for _, line := range strings.Split(string(b), "\n") {
+		// id parent major:minor root mountpoint options ...
+		f := strings.Fields(line)
+		if len(f) >= 5 && f[2] == want && unescapeMount(f[4]) == path {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// unescapeMount decodes the octal escapes (\040 for a space) of a path in
+// /proc/self/mountinfo.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

@@ -28,12 +28,22 @@ type node struct {
 	ufIno   uint64
 	handles []*handle
 	dirty   atomic.Bool // written since its content was last recorded
-	last    unix.Stat_t // the last attributes given to the kernel, for unlinked nodes
+	// last holds a directory's last attributes given to the kernel, for
+	// when it is removed while still in use (a process's cwd). Files
+	// answer from their open files instead; most nodes are files, and the
+	// attributes would double their size.
+	last *unix.Stat_t
 }
 
 func (n *node) remember(st *unix.Stat_t) {
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return
+	}
 	n.fmu.Lock()
-	n.last = *st
+	if n.last == nil {
+		n.last = new(unix.Stat_t)
+	}
+	*n.last = *st
 	n.fmu.Unlock()
 }
 
@@ -152,7 +162,11 @@ func (n *node) Getattr(ctx context.Context, fh fusefs.FileHandle, out *fuse.Attr
 	if f == nil {
 		// An unlinked directory (or a node renamed over): its last attributes.
 		n.fmu.Lock()
-		st := n.last
+		last := n.last
+		var st unix.Stat_t
+		if last != nil {
+			st = *last
+		}
 		n.fmu.Unlock()
 		if st.Mode == 0 {
 			return syscall.ENOENT
@@ -313,6 +327,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, errno
 	}
 	up := o.upperPath(p)
+	o.upperDirsChanged()
 	if err := unix.Mkdir(up, 0o700); err != nil {
 		return nil, toErrno(err)
 	}

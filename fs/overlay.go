@@ -40,6 +40,7 @@ type Overlay struct {
 	tmp    string // StagingDir/tmp: blobs being materialised
 	logf   func(string, ...any)
 	server *fuse.Server
+	dev    uint64 // device number of the mounted file system
 	root   *node
 
 	// epoch changes whenever the task changes (checkpoint, SetView), so
@@ -60,6 +61,7 @@ type Overlay struct {
 	pending       map[string]bool              // changed paths whose records are not written yet
 	flushArmed    bool                         // a timer will flush pending
 	whiteout      map[string]bool              // hidden lower paths
+	upperAbsent   map[string]bool              // directories known to be missing from the upper tree (view.go)
 	opaque        map[string]bool              // upper dirs whose lower children are hidden
 	inos          map[string]uint64            // inode numbers of upper objects
 	nextIno       uint64
@@ -101,22 +103,23 @@ func mount(opts Options, st store) (*Overlay, error) {
 		return nil, fmt.Errorf("mount %s: root and staging dir must be absolute", opts.RootPath)
 	}
 	o := &Overlay{
-		path:       filepath.Clean(opts.RootPath),
-		store:      st,
-		upper:      filepath.Join(opts.StagingDir, "upper"),
-		tmp:        filepath.Join(opts.StagingDir, "tmp"),
-		logf:       opts.Logf,
-		task:       opts.Task,
-		before:     map[string]journal.NodeState{},
-		written:    map[string]bool{},
-		pending:    map[string]bool{},
-		whiteout:   map[string]bool{},
-		opaque:     map[string]bool{},
-		inos:       map[string]uint64{},
-		nextIno:    1 << 63,
-		lowerBlobs: map[string]journal.BlobRef{},
-		writers:    map[*node]int{},
-		hashed:     map[uint64]*hashEntry{},
+		path:        filepath.Clean(opts.RootPath),
+		store:       st,
+		upper:       filepath.Join(opts.StagingDir, "upper"),
+		tmp:         filepath.Join(opts.StagingDir, "tmp"),
+		logf:        opts.Logf,
+		task:        opts.Task,
+		before:      map[string]journal.NodeState{},
+		written:     map[string]bool{},
+		pending:     map[string]bool{},
+		whiteout:    map[string]bool{},
+		upperAbsent: map[string]bool{},
+		opaque:      map[string]bool{},
+		inos:        map[string]uint64{},
+		nextIno:     1 << 63,
+		lowerBlobs:  map[string]journal.BlobRef{},
+		writers:     map[*node]int{},
+		hashed:      map[uint64]*hashEntry{},
 	}
 	if o.logf == nil {
 		o.logf = func(string, ...any) {}
@@ -169,6 +172,10 @@ func mount(opts Options, st store) (*Overlay, error) {
 		return nil, fmt.Errorf("mount %s: %w", o.path, err)
 	}
 	o.server = server
+	var mst unix.Stat_t
+	if err := unix.Stat(o.path, &mst); err == nil {
+		o.dev = uint64(mst.Dev)
+	}
 	return o, nil
 }
 
@@ -186,6 +193,34 @@ func mountOptions() fuse.MountOptions {
 		// Directory listings are served from Readdir; Lookup answers READDIRPLUS.
 		DisableXAttrs: false,
 	}
+}
+
+// serverStopWait is how long Unmount waits for the server to stop once the
+// mount is gone before it aborts the connection.
+const serverStopWait = 2 * time.Second
+
+// unmountServer unmounts and waits until the server has stopped. The kernel
+// keeps a connection alive while any mount namespace still holds a copy of
+// the mount (another process's private namespace made while this one was
+// mounted, such as another root's run --isolate): the server would then
+// wait for that namespace to end. Once the mount is gone from here, the
+// session is over, so the connection is aborted instead.
+func (o *Overlay) unmountServer() error {
+	done := make(chan error, 1)
+	go func() { done <- o.server.Unmount() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(serverStopWait):
+	}
+	if still, _ := isMountPoint(o.path, o.dev); still {
+		// Still mounted here: the unmount is retrying (busy); let it finish.
+		return <-done
+	}
+	if err := abortConn(o.dev); err != nil {
+		o.logf("%v", err)
+	}
+	return <-done
 }
 
 // Root returns the mounted path.
@@ -254,13 +289,11 @@ func (o *Overlay) Unmount() error {
 	o.unmounted = true
 	o.mu.Unlock()
 	ferr := o.Flush()
-	if err := o.server.Unmount(); err != nil {
+	if err := o.unmountServer(); err != nil {
 		o.logf("unmount %s: %v; detaching lazily", o.path, err)
 		if err := Unmount(o.path); err != nil {
 			return errors.Join(ferr, fmt.Errorf("unmount %s: %w", o.path, err))
 		}
-	} else {
-		o.server.Wait()
 	}
 	// Changes made between the flush and the unmount.
 	if err := o.Flush(); err != nil && ferr == nil {

@@ -5,10 +5,15 @@ package fs
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -101,6 +106,29 @@ func TestRecordOnClose(t *testing.T) {
 	o.Flush()
 	if _, ok, _ := o.j.LayerChange(1, "lower/a.txt"); ok {
 		t.Fatal("a path back at its before state stays in the layer")
+	}
+}
+
+// TestRecordedWhenClosed: close returning means the content is in the
+// journal, without waiting for the flush timer or calling Flush (a kill -9
+// right after close loses nothing).
+func TestRecordedWhenClosed(t *testing.T) {
+	o := mountTest(t, fillSample)
+	for i, c := range []struct{ path, content string }{
+		{"lower/a.txt", "changed"},
+		{"new.txt", "created"},
+		{"new.txt", "created and changed"},
+	} {
+		if err := os.WriteFile(filepath.Join(o.root, c.path), []byte(c.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ch, ok, err := o.j.LayerChange(1, c.path)
+		if err != nil || !ok {
+			t.Fatalf("step %d: %s not in the journal after close: ok=%v err=%v", i, c.path, ok, err)
+		}
+		if got := blob(t, o.j, ch.After); got != c.content {
+			t.Fatalf("step %d: %s recorded %q, want %q", i, c.path, got, c.content)
+		}
 	}
 }
 
@@ -365,6 +393,53 @@ func TestUnmountBusy(t *testing.T) {
 	mounts, _ := os.ReadFile("/proc/self/mounts")
 	if bytes.Contains(mounts, []byte(o.root)) {
 		t.Fatal("mount still listed")
+	}
+}
+
+// TestUnmountCopiedNamespace: another process's private mount namespace made
+// while the overlay is mounted (another root's run --isolate) holds a copy
+// of the mount, which keeps the connection alive after the unmount here.
+// Unmount must still return, and the copy must not keep serving.
+func TestUnmountCopiedNamespace(t *testing.T) {
+	o, cleanup := setupOverlay(t, fillSample)
+	defer cleanup()
+	holder := exec.Command("unshare", "--mount", "--propagation", "private", "sleep", "120")
+	if err := holder.Start(); err != nil {
+		t.Fatalf("unshare: %v", err)
+	}
+	defer func() { holder.Process.Kill(); holder.Wait() }()
+	self, _ := os.Readlink("/proc/self/ns/mnt")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ns, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", holder.Process.Pid))
+		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", holder.Process.Pid))
+		if ns != "" && ns != self && strings.HasSuffix(exe, "/sleep") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("unshare did not enter its namespace")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- o.Unmount() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("unmount: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Unmount still waiting after 30 s for a copy of the mount in another namespace")
+	}
+	t.Logf("unmount with a copy in another namespace took %v", time.Since(start).Round(time.Millisecond))
+	if got := readFile(t, filepath.Join(o.root, "top.txt")); got != "top\n" {
+		t.Fatalf("root after unmount reads %q", got)
+	}
+	// The copy no longer serves: the session that recorded it is over.
+	out, err := exec.Command("nsenter", "-t", strconv.Itoa(holder.Process.Pid), "-m", "cat", filepath.Join(o.root, "top.txt")).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "not connected") {
+		t.Fatalf("copy of the mount in the other namespace: err=%v out=%q, want transport endpoint not connected", err, out)
 	}
 }
 

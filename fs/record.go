@@ -92,7 +92,7 @@ func (o *Overlay) blobOf(p string, ob *object) (journal.BlobRef, error) {
 	}
 	gen := e.gen
 	o.hmu.Unlock()
-	f, err := openUpper(o.upperPath(p), os.O_RDONLY)
+	f, err := openUpper(o.upperPath(p), os.O_RDONLY|oNoatime)
 	if err != nil {
 		return journal.BlobRef{}, err
 	}
@@ -150,8 +150,8 @@ func (o *Overlay) touch(p string) error {
 // flushDelay is how long a change may wait in memory before its record is
 // written. Batching makes a burst of small changes (20k files created and
 // removed) one journal write instead of thousands, and a path changed many
-// times in the window is recorded once. fsync, Flush, Checkpoint, SetView
-// and Unmount write everything at once.
+// times in the window is recorded once. The close or fsync of a file written
+// to, Flush, Checkpoint, SetView and Unmount write everything at once.
 const flushDelay = 50 * time.Millisecond
 
 // commit marks paths as changed: their after states are written into the

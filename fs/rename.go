@@ -128,6 +128,7 @@ func (o *Overlay) move(p, q string, src *object, exists bool, dst *object) error
 			return err
 		}
 	}
+	o.upperDirsChanged()
 	if err := os.Rename(o.upperPath(p), o.upperPath(q)); err != nil {
 		return err
 	}
@@ -198,6 +199,7 @@ func (o *Overlay) exchange(p, q string) error {
 			return err
 		}
 	}
+	o.upperDirsChanged()
 	if err := exchange(o.upperPath(p), o.upperPath(q)); err != nil {
 		return err
 	}

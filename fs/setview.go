@@ -131,6 +131,7 @@ func (o *Overlay) viewSet(p string, s journal.NodeState) (bool, error) {
 	up := o.upperPath(p)
 	switch s.Kind {
 	case journal.Dir:
+		o.upperDirsChanged()
 		err = unix.Mkdir(up, 0o700)
 		if err == nil {
 			err = unix.Chmod(up, statMode(s.Mode))

@@ -65,11 +65,16 @@ func (o *Overlay) lowerVisible(p string) bool {
 // resolve finds what p is in the view. Must hold o.mu.
 func (o *Overlay) resolve(p string) (object, error) {
 	var ob object
-	if err := unix.Lstat(o.upperPath(p), &ob.st); err == nil {
-		ob.upper = true
-		return ob, nil
-	} else if err != unix.ENOENT {
-		return ob, err
+	// Below a directory the upper tree does not have, p is not upper
+	// either: most of a session's lookups are answered without a stat of
+	// the upper tree.
+	if p == "" || !o.upperAbsent[parentOf(p)] {
+		if err := unix.Lstat(o.upperPath(p), &ob.st); err == nil {
+			ob.upper = true
+			return ob, nil
+		} else if err != unix.ENOENT {
+			return ob, err
+		}
 	}
 	if p != "" && !o.lowerVisible(p) {
 		return ob, unix.ENOENT
@@ -77,7 +82,19 @@ func (o *Overlay) resolve(p string) (object, error) {
 	if err := o.lower.lstat(p, &ob.st); err != nil {
 		return ob, err
 	}
+	if p != "" && ob.isDir() {
+		o.upperAbsent[p] = true
+	}
 	return ob, nil
+}
+
+// upperDirsChanged forgets which directories the upper tree lacks; it is
+// called whenever a directory may have appeared in the upper tree (mkdir,
+// rename, exchange). Must hold o.mu.
+func (o *Overlay) upperDirsChanged() {
+	if len(o.upperAbsent) > 0 {
+		o.upperAbsent = map[string]bool{}
+	}
 }
 
 // inoOf is the inode number the view shows for p: the lower inode for lower
@@ -134,6 +151,7 @@ func (o *Overlay) copyUp(p string) error {
 	st := &ob.st
 	switch ob.ifmt() {
 	case unix.S_IFDIR:
+		o.upperDirsChanged()
 		err = unix.Mkdir(up, 0o700)
 	case unix.S_IFLNK:
 		var target string
