@@ -15,9 +15,10 @@
 // Recording: the first change of a path in a task records its state before
 // the change (hashing lower content into the journal) as the task's before;
 // every change marks the path, and its after state (its state at that time)
-// is written before a close or fsync of a file written to returns; other
-// changes (unlink, rename, mkdir...) are written within 50 ms, batched, and
-// at once on close, fsync, Flush, Checkpoint, SetView and Unmount. A path back at its before state is dropped from the
+// is in the journal before the operation returns to the agent: unlink,
+// rename, mkdir, symlink, chmod, truncate at once, and a file written
+// through an open handle at its close or fsync (or within 50 ms while it
+// stays open). A path back at its before state is dropped from the
 // layer. A renamed directory is copied up whole, so every descendant is
 // recorded under its old path (absent) and its new one. Hard links are
 // copies; extended attributes are kept in the view but not in node states.

@@ -175,7 +175,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	}
 	f.Close()
 	unix.Chmod(up, mode&0o7777)
-	inode, errno := n.newObject(ctx, p, false, out)
+	inode, errno := n.newObject(ctx, p, false, true, out)
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
@@ -450,7 +450,7 @@ func (n *node) Setattr(ctx context.Context, fh fusefs.FileHandle, in *fuse.SetAt
 	if errno := n.applySetattr(p, up, in); errno != 0 {
 		return errno
 	}
-	if err := o.commit(p); err != nil {
+	if err := o.record(p); err != nil {
 		o.logf("%v", err)
 		return syscall.EIO
 	}

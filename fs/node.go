@@ -279,13 +279,18 @@ func callerOwn(ctx context.Context, up string) {
 }
 
 // newObject is the end of every create: the object at p exists in the upper
-// tree; record its after state and answer the kernel.
-func (n *node) newObject(ctx context.Context, p string, isDir bool, out *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
+// tree; record its after state and answer the kernel. A file created open
+// (Create) is recorded at its close; everything else before this returns.
+func (n *node) newObject(ctx context.Context, p string, isDir, open bool, out *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
 	o := n.o
 	up := o.upperPath(p)
 	callerOwn(ctx, up)
 	o.created(p, isDir)
-	if err := o.commit(p); err != nil {
+	rec := o.record
+	if open {
+		rec = o.commit
+	}
+	if err := rec(p); err != nil {
 		o.logf("%v", err)
 		return nil, syscall.EIO
 	}
@@ -332,7 +337,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, toErrno(err)
 	}
 	unix.Chmod(up, mode&0o7777)
-	return n.newObject(ctx, p, true, out)
+	return n.newObject(ctx, p, true, false, out)
 }
 
 var _ = (fusefs.NodeSymlinker)((*node)(nil))
@@ -352,7 +357,7 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	if err := unix.Symlink(target, o.upperPath(p)); err != nil {
 		return nil, toErrno(err)
 	}
-	return n.newObject(ctx, p, false, out)
+	return n.newObject(ctx, p, false, false, out)
 }
 
 var _ = (fusefs.NodeMknoder)((*node)(nil))
@@ -378,7 +383,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 		return nil, toErrno(err)
 	}
 	unix.Chmod(up, mode&0o7777)
-	return n.newObject(ctx, p, false, out)
+	return n.newObject(ctx, p, false, false, out)
 }
 
 var _ = (fusefs.NodeLinker)((*node)(nil))
@@ -421,7 +426,7 @@ func (n *node) Link(ctx context.Context, target fusefs.InodeEmbedder, name strin
 	if unix.Lstat(o.upperPath(p), &st) == nil {
 		o.wrote(uint64(st.Ino))
 	}
-	return n.newObject(ctx, p, false, out)
+	return n.newObject(ctx, p, false, false, out)
 }
 
 // copyObject copies an upper non-directory object with its mode and owner.
@@ -517,7 +522,7 @@ func (n *node) removeChild(name string, dir bool) syscall.Errno {
 	if err := o.remove(p, &ob); err != nil {
 		return toErrno(err)
 	}
-	if err := o.commit(p); err != nil {
+	if err := o.record(p); err != nil {
 		o.logf("%v", err)
 		return syscall.EIO
 	}

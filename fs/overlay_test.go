@@ -130,6 +130,31 @@ func TestRecordedWhenClosed(t *testing.T) {
 			t.Fatalf("step %d: %s recorded %q, want %q", i, c.path, got, c.content)
 		}
 	}
+	// Namespace and attribute changes are in the journal when they return.
+	steps := []struct {
+		do   func(string) error
+		path string
+		want journal.NodeKind
+	}{
+		{func(r string) error { return os.Rename(r+"/new.txt", r+"/moved.txt") }, "moved.txt", journal.File},
+		{func(r string) error { return os.Rename(r+"/top.txt", r+"/top2.txt") }, "top.txt", journal.Absent},
+		{func(r string) error { return os.Remove(r + "/lower/sub/b.bin") }, "lower/sub/b.bin", journal.Absent},
+		{func(r string) error { return os.Mkdir(r+"/dir", 0o755) }, "dir", journal.Dir},
+		{func(r string) error { return os.Symlink("moved.txt", r+"/link") }, "link", journal.Symlink},
+		{func(r string) error { return os.Chmod(r+"/lower/a.txt", 0o600) }, "lower/a.txt", journal.File},
+	}
+	for i, s := range steps {
+		if err := s.do(o.root); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		ch, ok, err := o.j.LayerChange(1, s.path)
+		if err != nil || !ok || ch.After.Kind != s.want {
+			t.Fatalf("step %d: %s in the journal right after the call: ok=%v err=%v change=%+v, want kind %v", i, s.path, ok, err, ch, s.want)
+		}
+	}
+	if ch, _, _ := o.j.LayerChange(1, "lower/a.txt"); ch.After.Mode != 0o600 {
+		t.Fatalf("chmod not recorded at once: %+v", ch.After)
+	}
 }
 
 // Checkpoint with a file open for writing: the content so far goes to the

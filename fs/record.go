@@ -147,17 +147,15 @@ func (o *Overlay) touch(p string) error {
 	return nil
 }
 
-// flushDelay is how long a change may wait in memory before its record is
-// written. Batching makes a burst of small changes (20k files created and
-// removed) one journal write instead of thousands, and a path changed many
-// times in the window is recorded once. The close or fsync of a file written
-// to, Flush, Checkpoint, SetView and Unmount write everything at once.
+// flushDelay is how long a change made through an open file (a new file,
+// written content) may wait in memory before its record is written, when
+// the file is not closed or fsync'd first: a file being written is recorded
+// at its close, not at every write. Namespace changes and attribute changes
+// are recorded before they return (record).
 const flushDelay = 50 * time.Millisecond
 
-// commit marks paths as changed: their after states are written into the
-// active task's layer within flushDelay. Must hold o.mu, and p must have been
-// touched.
-func (o *Overlay) commit(paths ...string) error {
+// mark marks paths as changed. Must hold o.mu, and p must have been touched.
+func (o *Overlay) mark(paths ...string) error {
 	for _, p := range paths {
 		if p == "" {
 			continue
@@ -166,6 +164,28 @@ func (o *Overlay) commit(paths ...string) error {
 			return fmt.Errorf("record %s: no before state", p)
 		}
 		o.pending[p] = true
+	}
+	return nil
+}
+
+// record writes the after states of paths (and of every change still
+// waiting) into the active task's layer before it returns: when an unlink,
+// rename, mkdir or chmod returns to the agent, it is in the journal. Must
+// hold o.mu, and p must have been touched.
+func (o *Overlay) record(paths ...string) error {
+	if err := o.mark(paths...); err != nil {
+		return err
+	}
+	return o.flushPending()
+}
+
+// commit marks paths as changed: their after states are written into the
+// active task's layer within flushDelay, or at the next close or record.
+// Used for what an open file handle will record at its close anyway (a new
+// file, written content). Must hold o.mu, and p must have been touched.
+func (o *Overlay) commit(paths ...string) error {
+	if err := o.mark(paths...); err != nil {
+		return err
 	}
 	if len(o.pending) > 0 && !o.flushArmed {
 		o.flushArmed = true

@@ -141,7 +141,7 @@ func (o *Overlay) move(p, q string, src *object, exists bool, dst *object) error
 	if src.isDir() {
 		o.opaque[q] = true
 	}
-	return o.commit(paths...)
+	return o.record(paths...)
 }
 
 // moveMaps moves the inode numbers and opaque marks of p's subtree to q;
@@ -215,5 +215,5 @@ func (o *Overlay) exchange(p, q string) error {
 			delete(o.opaque, c)
 		}
 	}
-	return o.commit(paths...)
+	return o.record(paths...)
 }

@@ -13,6 +13,7 @@ import (
 	fusefs "github.com/hanwen/go-fuse/v2/fs"
 	"golang.org/x/sys/unix"
 
+	"github.com/timeagent-dev/timeagent/internal/sparse"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
@@ -162,7 +163,11 @@ func (o *Overlay) writeBlob(up string, s journal.NodeState) error {
 		return err
 	}
 	tmp := f.Name()
-	err = o.store.WriteBlob(s.Blob, f)
+	sw := sparse.NewWriter(f) // zero blocks stay holes
+	err = o.store.WriteBlob(s.Blob, sw)
+	if err == nil {
+		err = sw.Finish()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

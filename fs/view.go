@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/timeagent-dev/timeagent/internal/sparse"
 	"github.com/timeagent-dev/timeagent/journal"
 )
 
@@ -199,15 +200,20 @@ func (o *Overlay) copyUpFile(p, up string) error {
 	if err != nil {
 		return err
 	}
+	// Holes of a sparse lower file stay holes in the upper copy.
+	sw := sparse.NewWriter(dst)
 	_, known := o.lowerBlobs[p]
 	if known {
-		_, err = io.Copy(dst, src)
+		_, err = io.Copy(sw, src)
 	} else {
 		var ref journal.BlobRef
-		ref, err = o.store.PutBlob(io.TeeReader(src, dst))
+		ref, err = o.store.PutBlob(io.TeeReader(src, sw))
 		if err == nil {
 			o.lowerBlobs[p] = ref
 		}
+	}
+	if err == nil {
+		err = sw.Finish()
 	}
 	if cerr := dst.Close(); err == nil {
 		err = cerr

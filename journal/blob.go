@@ -150,7 +150,7 @@ func (j *Journal) PutBlob(r io.Reader) (BlobRef, error) {
 			chunk := buf[:n]
 			_, _ = digest.Write(chunk)
 			size += int64(n)
-			c, err := j.putChunk(chunk)
+			c, err := j.putDataChunk(chunk)
 			if err != nil {
 				return BlobRef{}, fmt.Errorf("store blob: %w", err)
 			}
@@ -216,6 +216,39 @@ func (j *Journal) putChunk(chunk []byte) (chunkRef, error) {
 		return chunkRef{}, fmt.Errorf("store chunk %016x/%d: %w", w.base.Hash, w.base.Len, writeError(err))
 	}
 	return out, nil
+}
+
+// zeroBlock is compared against, a block at a time, to find chunks of zeros.
+var zeroBlock [4096]byte
+
+// isZero reports whether b holds only zero bytes.
+func isZero(b []byte) bool {
+	for len(b) > 0 {
+		n := min(len(b), len(zeroBlock))
+		if !bytes.Equal(b[:n], zeroBlock[:n]) {
+			return false
+		}
+		b = b[n:]
+	}
+	return true
+}
+
+// putDataChunk is putChunk with a shortcut for whole chunks of zeros: sparse
+// files and preallocated images are mostly such chunks, and each would
+// otherwise be compressed, looked up and decoded to compare with the stored
+// copy. After the first, this process knows where the zero chunk is.
+func (j *Journal) putDataChunk(chunk []byte) (chunkRef, error) {
+	zero := len(chunk) == ChunkSize && isZero(chunk)
+	if zero {
+		if c := j.zeroChunk.Load(); c != nil {
+			return *c, nil
+		}
+	}
+	c, err := j.putChunk(chunk)
+	if err == nil && zero {
+		j.zeroChunk.Store(&c)
+	}
+	return c, err
 }
 
 // putSmallBlob stores a blob of one chunk: chunk and blob record in one

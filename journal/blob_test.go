@@ -341,3 +341,26 @@ func TestBlobMissingChunk(t *testing.T) {
 		t.Fatalf("Verify: %+v %v", damage, err)
 	}
 }
+
+// TestZeroChunks: blobs made mostly of whole chunks of zeros (sparse files)
+// read back exactly, and share one stored zero chunk.
+func TestZeroChunks(t *testing.T) {
+	j := openTest(t)
+	for i, b := range [][]byte{
+		append(make([]byte, 3*ChunkSize), 'x'),
+		append([]byte("y"), make([]byte, 4*ChunkSize)...),
+		make([]byte, 2*ChunkSize),
+	} {
+		ref, err := j.PutBytes(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := j.ReadBlob(ref)
+		if err != nil || !bytes.Equal(got, b) {
+			t.Fatalf("blob %d: read back %d bytes (err %v), want %d", i, len(got), err, len(b))
+		}
+	}
+	if j.zeroChunk.Load() == nil {
+		t.Fatal("the zero chunk is not remembered")
+	}
+}

@@ -37,6 +37,10 @@ type Journal struct {
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
+
+	// zeroChunk is the stored chunk of ChunkSize zero bytes once this
+	// process has stored or checked it (blob.go).
+	zeroChunk atomic.Pointer[chunkRef]
 }
 
 // errClosed is returned by every method called after Close.

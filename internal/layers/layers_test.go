@@ -15,6 +15,7 @@ var rank = map[string]int{
 	"internal/textdiff":   0,
 	"internal/layers":     0,
 	"internal/testrepo":   0,
+	"internal/sparse":     0,
 	"journal":             1,
 	"cow":                 2,
 	"fs":                  3,
