@@ -1,7 +1,6 @@
 package cow
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -14,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/timeagent-dev/timeagent/internal/sparse"
+	"github.com/timeagent-dev/timeagent/journal"
 )
 
 // StagingPrefix starts the name of the temporary file an apply writes beside
@@ -32,20 +34,39 @@ var applyHook func(op, path string) error
 // one for every path whose target is not absent.
 //
 // In order: leftover staging files of a crashed apply are removed from the
-// parents of the target paths; paths that must be absent or change kind are
-// removed, deepest first; directories are created top down (owner-writable);
-// files, symlinks and fifos are staged beside their path (a file that
+// parents of the target paths; files, symlinks and fifos whose directory
+// exists are staged beside their path, and the blob of every other file the
+// apply writes is read back and checked (prepare: until here nothing in the
+// tree changed, so a damaged blob stops the apply with the tree untouched);
+// paths that must be absent or change kind are removed, deepest first;
+// directories are created top down (owner-writable); the remaining leaves
+// are staged; everything staged is made durable (one syncfs per filesystem
+// on Linux, concurrent fsyncs elsewhere) and renamed over its path;
+// directories get their final modes, deepest first, so a 0555 directory
+// still receives its children; the changed directories are made durable
+// (fsynced, or one syncfs per filesystem when there are many). A file that
 // already holds the target bytes is not rewritten; files are created and
-// filled from blobs by a few workers, one directory's files together), made
-// durable (one syncfs per filesystem on Linux, concurrent fsyncs elsewhere)
-// and renamed over their path; directories get their final modes, deepest
-// first, so a 0555 directory still receives its children; the changed
-// directories are made durable (fsynced, or one syncfs per filesystem when
-// there are many). Nothing is read or written through a symlink, and each
-// directory is opened once per apply, relative to its parent. Paths whose
-// kind the system cannot create are skipped and reported with a wrapped
-// ErrUnsupported after everything else is done.
+// filled from blobs by a few workers, one directory's files together.
+// Nothing is read or written through a symlink, and each directory is opened
+// once per apply, relative to its parent. Paths whose kind the system cannot
+// create are skipped and reported with a wrapped ErrUnsupported after
+// everything else is done.
 func Apply(root *os.Root, blobs Blobs, target map[string]NodeState, progress Progress) (Manifest, error) {
+	a, err := newApplier(root, blobs, target, progress)
+	if err != nil {
+		return nil, err
+	}
+	defer a.close()
+	if err := a.prepare(); err != nil {
+		a.discard(err)
+		return nil, err
+	}
+	return a.finish()
+}
+
+// newApplier checks the target's paths and sets up an apply of it; close
+// must be called when it is done.
+func newApplier(root *os.Root, blobs Blobs, target map[string]NodeState, progress Progress) (*applier, error) {
 	paths := sortedKeys(target)
 	for _, p := range paths {
 		if !ValidPath(p) {
@@ -54,28 +75,84 @@ func Apply(root *os.Root, blobs Blobs, target map[string]NodeState, progress Pro
 	}
 	if progress != nil {
 		progress.Start("applying", int64(len(paths)))
-		defer progress.Done()
 	}
-	a := &applier{root: root, blobs: blobs, target: target, progress: progress, touched: map[string]bool{},
-		writable: map[string]*os.FileMode{}, dirs: newDirCache(root)}
-	defer a.dirs.close()
-	parents := map[string]bool{}
+	a := &applier{root: root, blobs: blobs, target: target, progress: progress, paths: paths, touched: map[string]bool{},
+		writable: map[string]*os.FileMode{}, dirs: newDirCache(root), handled: map[string]bool{}, tmpOf: map[string]string{}}
 	for _, p := range paths {
+		switch target[p].Kind {
+		case fileKind, symlinkKind, fifoKind:
+			a.leaves = append(a.leaves, p)
+		}
+	}
+	return a, nil
+}
+
+// close releases what the apply holds open.
+func (a *applier) close() {
+	a.dirs.close()
+	if a.progress != nil {
+		a.progress.Done()
+	}
+}
+
+// prepare does everything that leaves the tree as it is: it removes
+// leftover staging files, stages every leaf whose directory exists already
+// (a real, owner-writable directory that the target keeps), and reads back
+// every other file's blob, checking its hash and length. An error here
+// (above all a damaged blob, reported with its path) means that nothing in
+// the tree changed; discard then removes what was staged.
+func (a *applier) prepare() error {
+	parents := map[string]bool{}
+	for _, p := range a.paths {
 		parents[path.Dir(p)] = true
 	}
 	if err := cleanStaging(a.dirs, sortedKeys(parents)); err != nil {
-		return nil, err
+		return err
 	}
-	steps := []func([]string) error{a.removeAll, a.makeDirs, a.writeLeaves, a.setDirModes}
-	for _, step := range steps {
-		if err := step(paths); err != nil {
+	var now, check []string
+	ready := map[string]bool{}
+	for _, p := range a.leaves {
+		dir := path.Dir(p)
+		ok, seen := ready[dir]
+		if !seen {
+			ok = a.keptDir(dir)
+			ready[dir] = ok
+		}
+		switch {
+		case ok:
+			now = append(now, p)
+		case a.target[p].Kind == fileKind:
+			check = append(check, p)
+		}
+	}
+	a.preparing = true
+	defer func() { a.preparing = false }()
+	return a.stage(now, false, check)
+}
+
+// keptDir reports whether dir is now a real, owner-writable directory that
+// the target keeps as one, so files can be staged in it before the apply
+// changes anything.
+func (a *applier) keptDir(dir string) bool {
+	if t, ok := a.target[dir]; ok && t.Kind != dirKind {
+		return false
+	}
+	st, ok, err := a.lstat(dir)
+	return err == nil && ok && !st.skip && st.kind == dirKind && st.mode&0o700 == 0o700
+}
+
+// finish changes the tree, after prepare: removals, directories, the leaves
+// prepare left, the renames, the directory modes and the syncs.
+func (a *applier) finish() (Manifest, error) {
+	for _, step := range []func([]string) error{a.removeAll, a.makeDirs, a.writeLeaves, a.setDirModes} {
+		if err := step(a.paths); err != nil {
 			return nil, err
 		}
 	}
 	if err := a.syncTouched(); err != nil {
 		return nil, err
 	}
-	m, err := a.manifest(paths)
+	m, err := a.manifest(a.paths)
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +160,22 @@ func Apply(root *os.Root, blobs Blobs, target map[string]NodeState, progress Pro
 		return m, fmt.Errorf("apply: %w, skipped: %s", ErrUnsupported, strings.Join(a.unsupported, ", "))
 	}
 	return m, nil
+}
+
+// discard removes the staging files not yet renamed after err stopped the
+// apply (best effort; the next apply removes what is left). A simulated
+// crash leaves them, as a real one would.
+func (a *applier) discard(err error) {
+	if errors.Is(err, errCrash) {
+		return
+	}
+	_ = a.byDir(a.pending, false, func(d *dirHandle, ps []string) error {
+		for _, p := range ps {
+			_ = d.remove(a.tmpOf[p])
+		}
+		return nil
+	})
+	a.pending = nil
 }
 
 type applier struct {
@@ -105,6 +198,50 @@ type applier struct {
 	syncDirs map[uint64]string
 	// noted holds the directories whose filesystem is in syncDirs.
 	noted map[string]bool
+	paths []string // the target's paths, sorted
+	// leaves are the paths whose target is a file, symlink or fifo.
+	leaves []string
+	// handled holds the leaves staged (or found right) by prepare.
+	handled map[string]bool
+	// pending lists the staged leaves not yet renamed, tmpOf their
+	// staging names.
+	pending []string
+	tmpOf   map[string]string
+	// preparing is set while prepare stages: nothing in the tree may
+	// change then (a mode-only change waits for finish).
+	preparing bool
+}
+
+// errCrash is what test hooks (applyHook) return to stand for a crash: the
+// apply stops where it is and cleans nothing up, as a killed process would.
+var errCrash = errors.New("simulated crash")
+
+// errLater is how stageLeaf, during prepare, leaves a leaf whose change
+// would touch the tree itself (a mode) for finish.
+var errLater = errors.New("changes the tree: left for after prepare")
+
+// blobError is content an apply needs that cannot be read back intact (a
+// damaged or missing blob): it names the path that needs it.
+type blobError struct {
+	path string
+	blob BlobRef
+	err  error
+}
+
+func (e *blobError) Error() string { return fmt.Sprintf("apply %s: %v", e.path, e.err) }
+
+func (e *blobError) Unwrap() error { return e.err }
+
+// checkBlob wraps an error met writing or reading p's blob with the path,
+// as a blobError when it says the content is damaged or missing.
+func checkBlob(p string, ref BlobRef, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, journal.ErrCorrupt) || errors.Is(err, journal.ErrNotFound) {
+		return &blobError{path: p, blob: ref, err: err}
+	}
+	return fmt.Errorf("apply %s: %w", p, err)
 }
 
 // ensureWritable makes dir owner-writable before an entry in it changes, so
@@ -270,59 +407,18 @@ func (a *applier) makeParents(p string) error {
 	return nil
 }
 
-// writeLeaves writes files, symlinks and fifos, one directory at a time:
-// each is staged beside its target, then, once every staged file is
-// durable, renamed over it.
-func (a *applier) writeLeaves(paths []string) error {
-	var leaves []string
-	for _, p := range paths {
-		switch a.target[p].Kind {
-		case fileKind, symlinkKind, fifoKind:
-			leaves = append(leaves, p)
+// writeLeaves stages the leaves prepare left (their directories exist now)
+// and then, once every staged file is durable, renames every staged leaf
+// over its path, one directory at a time.
+func (a *applier) writeLeaves([]string) error {
+	var rest []string
+	for _, p := range a.leaves {
+		if !a.handled[p] {
+			rest = append(rest, p)
 		}
 	}
-	var pending []string         // paths staged, grouped by directory
-	tmpOf := map[string]string{} // path -> staging name
-	a.syncer = newSyncer()
-	a.filler = newPool(applyWorkers)
-	err := a.byDir(leaves, true, func(d *dirHandle, ps []string) error {
-		for _, p := range ps {
-			if err := a.filler.failed(); err != nil {
-				return err
-			}
-			tmp, err := a.stageLeaf(d, p, a.target[p])
-			if errors.Is(err, ErrUnsupported) {
-				a.unsupported = append(a.unsupported, p)
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if tmp == "" {
-				a.done() // already right
-				continue
-			}
-			pending = append(pending, p)
-			tmpOf[p] = tmp
-		}
-		a.flushBatch()
-		return nil
-	})
-	if ferr := a.filler.wait(); err == nil && ferr != nil {
-		err = ferr
-	}
-	if serr := a.syncer.wait(); err == nil && serr != nil {
-		err = fmt.Errorf("apply: %w", serr)
-	}
-	if err != nil {
-		// Files other workers staged meanwhile are removed (best effort;
-		// the next apply removes what is left).
-		_ = a.byDir(pending, false, func(d *dirHandle, ps []string) error {
-			for _, p := range ps {
-				_ = d.remove(tmpOf[p])
-			}
-			return nil
-		})
+	if err := a.stage(rest, true, nil); err != nil {
+		a.discard(err)
 		return err
 	}
 	for _, dir := range a.syncDirs {
@@ -330,16 +426,16 @@ func (a *applier) writeLeaves(paths []string) error {
 			return err
 		}
 	}
-	if len(pending) == 0 {
+	if len(a.pending) == 0 {
 		return nil
 	}
-	return a.byDir(pending, false, func(d *dirHandle, ps []string) error {
+	return a.byDir(a.pending, false, func(d *dirHandle, ps []string) error {
 		for _, p := range ps {
 			if err := a.hook("rename", p); err != nil {
 				return err // a crash leaves the staging file for the next apply
 			}
-			if err := d.rename(tmpOf[p], path.Base(p)); err != nil {
-				_ = d.remove(tmpOf[p])
+			if err := d.rename(a.tmpOf[p], path.Base(p)); err != nil {
+				_ = d.remove(a.tmpOf[p])
 				return fmt.Errorf("apply: %w", err)
 			}
 			a.touched[d.rel] = true
@@ -347,6 +443,74 @@ func (a *applier) writeLeaves(paths []string) error {
 		}
 		return nil
 	})
+}
+
+// stage stages leaves beside their paths (with create, missing parents are
+// made first) and reads back the blobs of the files in check; it returns
+// once every staged file is written and, where there is no syncfs, fsynced.
+// The staged leaves are added to pending; on an error the caller discards
+// them.
+func (a *applier) stage(leaves []string, create bool, check []string) error {
+	a.syncer = newSyncer()
+	a.filler = newPool(applyWorkers)
+	err := a.byDir(leaves, create, func(d *dirHandle, ps []string) error {
+		for _, p := range ps {
+			if err := a.filler.failed(); err != nil {
+				return err
+			}
+			tmp, err := a.stageLeaf(d, p, a.target[p])
+			switch {
+			case errors.Is(err, errLater):
+				continue
+			case errors.Is(err, ErrUnsupported):
+				a.unsupported = append(a.unsupported, p)
+				a.handled[p] = true
+				continue
+			case err != nil:
+				return err
+			}
+			a.handled[p] = true
+			if tmp == "" {
+				a.done() // already right
+				continue
+			}
+			a.pending = append(a.pending, p)
+			a.tmpOf[p] = tmp
+		}
+		a.flushBatch()
+		return nil
+	})
+	for i := 0; err == nil && i < len(check); i += maxBatch {
+		if err = a.filler.failed(); err == nil {
+			a.filler.submit(a.checkJob(check[i:min(i+maxBatch, len(check))]))
+		}
+	}
+	if ferr := a.filler.wait(); err == nil && ferr != nil {
+		err = ferr
+	}
+	if serr := a.syncer.wait(); err == nil && serr != nil {
+		err = fmt.Errorf("apply: %w", serr)
+	}
+	return err
+}
+
+// checkJob reads back the blobs of files (hash and length) without writing
+// anything.
+func (a *applier) checkJob(files []string) func() error {
+	return func() error {
+		for _, p := range files {
+			t := a.target[p]
+			cw := &countWriter{w: io.Discard}
+			err := a.blobs.WriteBlob(t.Blob, cw)
+			if err == nil && cw.n != t.Size {
+				err = fmt.Errorf("%w: blob %s has %d bytes, the node state says %d", journal.ErrCorrupt, t.Blob, cw.n, t.Size)
+			}
+			if err != nil {
+				return checkBlob(p, t.Blob, err)
+			}
+		}
+		return nil
+	}
 }
 
 // noteFS remembers d's filesystem as one to syncfs before the renames.
@@ -443,6 +607,9 @@ func (a *applier) stageLeaf(d *dirHandle, p string, t NodeState) (string, error)
 			return "", err
 		}
 		if same {
+			if a.preparing && st.mode != t.Mode {
+				return "", errLater
+			}
 			return "", a.chmod(p, st.mode, t.Mode)
 		}
 	case ok && t.Kind == symlinkKind && st.kind == symlinkKind:
@@ -454,6 +621,9 @@ func (a *applier) stageLeaf(d *dirHandle, p string, t NodeState) (string, error)
 			return "", nil
 		}
 	case ok && t.Kind == fifoKind && st.kind == fifoKind:
+		if a.preparing && st.mode != t.Mode {
+			return "", errLater
+		}
 		return "", a.chmod(p, st.mode, t.Mode)
 	}
 	if err := a.ensureWritable(d.rel); err != nil {
@@ -491,14 +661,19 @@ func (a *applier) stageLeaf(d *dirHandle, p string, t NodeState) (string, error)
 	return tmp, nil
 }
 
-// fillFile writes the blob into f and sets the mode.
+// fillFile writes the blob into f and sets the mode. Aligned blocks of
+// zeros stay holes, so a sparse file comes back sparse.
 func (a *applier) fillFile(f *os.File, t NodeState) error {
-	cw := &countWriter{w: f}
+	sw := sparse.NewWriter(f)
+	cw := &countWriter{w: sw}
 	if err := a.blobs.WriteBlob(t.Blob, cw); err != nil {
 		return err
 	}
 	if cw.n != t.Size {
-		return fmt.Errorf("blob %016x has %d bytes, the node state says %d", t.Blob.Hash, cw.n, t.Size)
+		return fmt.Errorf("%w: blob %s has %d bytes, the node state says %d", journal.ErrCorrupt, t.Blob, cw.n, t.Size)
+	}
+	if err := sw.Finish(); err != nil {
+		return err
 	}
 	return f.Chmod(t.Mode)
 }
@@ -520,7 +695,7 @@ func (a *applier) sameContent(d *dirHandle, p string, ref BlobRef) (bool, error)
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("apply %s: %w", p, err)
+		return false, checkBlob(p, ref, err)
 	}
 	var one [1]byte
 	if n, _ := f.Read(one[:]); n > 0 {
@@ -686,201 +861,4 @@ func cleanStaging(c *dirCache, dirs []string) error {
 		}
 	}
 	return nil
-}
-
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	return n, err
-}
-
-// errDiffers stops a comparison at the first differing byte.
-var errDiffers = errors.New("content differs")
-
-// compareWriter compares what is written to it with what r holds.
-type compareWriter struct {
-	r   io.Reader
-	buf []byte
-}
-
-func (c *compareWriter) Write(b []byte) (int, error) {
-	if cap(c.buf) < len(b) {
-		c.buf = make([]byte, len(b))
-	}
-	buf := c.buf[:len(b)]
-	if _, err := io.ReadFull(c.r, buf); err != nil {
-		return 0, errDiffers
-	}
-	if !bytes.Equal(buf, b) {
-		return 0, errDiffers
-	}
-	return len(b), nil
-}
-
-// applyWorkers is how many staged files are created and filled at once:
-// reading and decompressing one blob and the file system's work for one
-// file overlap with another's.
-const applyWorkers = 3
-
-// maxBatch is how many files of one directory go to one worker at most.
-const maxBatch = 64
-
-// flushBatch hands the batched files to one worker: files of the same
-// directory go together (up to maxBatch), because creating files in one
-// directory at once only makes them wait for each other's locks.
-func (a *applier) flushBatch() {
-	batch := a.batch
-	if len(batch) == 0 {
-		return
-	}
-	a.batch = nil
-	a.filler.submit(func() error {
-		for _, job := range batch {
-			if err := a.stageFile(job); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// fillJob is a file to stage with its target content.
-type fillJob struct {
-	p        string // the target path
-	dir, tmp string // the staging file's directory and name
-	t        NodeState
-}
-
-// stageFile creates the staging file of job, writes the blob into it, sets
-// its mode, then closes it (syncfs) or hands it to the syncer. A file that
-// fails is removed.
-func (a *applier) stageFile(job fillJob) error {
-	d, err := a.dirs.get(job.dir)
-	if err != nil {
-		return fmt.Errorf("apply %s: %w", job.p, err)
-	}
-	defer a.dirs.release(d)
-	f, err := d.createTemp(job.tmp)
-	if err != nil {
-		return fmt.Errorf("apply %s: %w", job.p, err)
-	}
-	err = a.fillFile(f, job.t)
-	switch {
-	case err != nil:
-		f.Close()
-	case useSyncFS:
-		err = f.Close()
-	default:
-		a.syncer.add(f) // fsynced and closed in the background
-	}
-	if err != nil {
-		_ = d.remove(job.tmp)
-		return fmt.Errorf("apply %s: %w", job.p, err)
-	}
-	return nil
-}
-
-// pool runs jobs on a few goroutines. Once a job failed, the jobs not yet
-// started are dropped; wait returns the first error.
-type pool struct {
-	jobs chan func() error
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	err  error
-}
-
-func newPool(n int) *pool {
-	p := &pool{jobs: make(chan func() error, 2*n)}
-	for range n {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			for job := range p.jobs {
-				if p.failed() != nil {
-					continue
-				}
-				if err := job(); err != nil {
-					p.mu.Lock()
-					if p.err == nil {
-						p.err = err
-					}
-					p.mu.Unlock()
-				}
-			}
-		}()
-	}
-	return p
-}
-
-// submit queues a job (it blocks while the queue is full).
-func (p *pool) submit(job func() error) { p.jobs <- job }
-
-// failed returns the first error of a job so far.
-func (p *pool) failed() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err
-}
-
-// wait returns once every submitted job is done or dropped.
-func (p *pool) wait() error {
-	close(p.jobs)
-	p.wg.Wait()
-	return p.failed()
-}
-
-// useSyncFS selects syncfs (where the system has it) over per-file fsyncs;
-// tests switch it off to exercise the other way.
-var useSyncFS = canSyncFS
-
-// syncWorkers is how many staged files are fsynced at once: concurrent
-// fsyncs share journal commits, which makes many small files much cheaper
-// to make durable than one fsync after another.
-const syncWorkers = 32
-
-// syncer fsyncs and closes staged files in the background.
-type syncer struct {
-	files chan *os.File
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	err   error
-}
-
-func newSyncer() *syncer {
-	s := &syncer{files: make(chan *os.File, syncWorkers)}
-	for range syncWorkers {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			for f := range s.files {
-				err := f.Sync()
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
-				if err != nil {
-					s.mu.Lock()
-					if s.err == nil {
-						s.err = err
-					}
-					s.mu.Unlock()
-				}
-			}
-		}()
-	}
-	return s
-}
-
-func (s *syncer) add(f *os.File) { s.files <- f }
-
-// wait returns once every added file is synced and closed.
-func (s *syncer) wait() error {
-	close(s.files)
-	s.wg.Wait()
-	return s.err
 }

@@ -2,7 +2,6 @@ package cow
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -197,6 +196,3 @@ func mustDo(t tb, err error) {
 		t.Fatal(err)
 	}
 }
-
-// errCrash stands for a crash in the middle of an apply.
-var errCrash = errors.New("simulated crash")

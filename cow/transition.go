@@ -135,6 +135,10 @@ func Transition(j *journal.Journal, root *os.Root, to tasks.ID, opts TransitionO
 // FinishIntent finishes an apply a crash interrupted: it re-plans from the
 // intent's From to its To, applies (every step is idempotent) and records the
 // end. Drift is not recorded: the tree is half-applied by the apply itself.
+// An apply that was still staging (nothing in the tree had changed) is
+// finished the same way, unless one of its blobs is damaged: then it is
+// cancelled (its staging files removed, the intent deleted) and the error
+// says so.
 func FinishIntent(j *journal.Journal, root *os.Root, progress Progress) (finished bool, err error) {
 	in, err := j.Intent()
 	if err != nil {
@@ -157,23 +161,23 @@ func FinishIntent(j *journal.Journal, root *os.Root, progress Progress) (finishe
 	return true, nil
 }
 
-// finishPlan writes the intent (unless it exists), applies the plan, updates
-// the stat cache and records the end: active = applied = the plan's end, the
-// visit marks, and the intent removed, in one durable update.
+// finishPlan applies the plan, updates the stat cache and records the end:
+// active = applied = the plan's end, the visit marks, and the intent
+// removed, in one durable update. Unless intentExists, it writes the intent
+// first (see applyPlan).
 func finishPlan(j *journal.Journal, root *os.Root, tree *tasks.Tree, plan Plan, in journal.Intent, intentExists bool, progress Progress) error {
 	to := plan.Walk.To
-	if len(plan.Target) > 0 && !intentExists {
-		if err := j.Update(func(tx *journal.Tx) error { return tx.PutIntent(in) }); err != nil {
-			return fmt.Errorf("apply %d -> %d: write intent: %w", in.From, to, err)
-		}
-	}
-	m, err := Apply(root, j, plan.Target, progress)
+	var m Manifest
 	var unsupported error
-	if errors.Is(err, ErrUnsupported) {
-		unsupported, err = err, nil // the rest was applied: record the end, then report it
-	}
-	if err != nil {
-		return err
+	if len(plan.Target) > 0 {
+		var err error
+		m, err = applyPlan(j, root, plan, in, intentExists, progress)
+		if errors.Is(err, ErrUnsupported) {
+			unsupported, err = err, nil // the rest was applied: record the end, then report it
+		}
+		if err != nil {
+			return err
+		}
 	}
 	var deleted []string
 	for p, t := range plan.Target {
@@ -209,6 +213,95 @@ func finishPlan(j *journal.Journal, root *os.Root, tree *tasks.Tree, plan Plan, 
 		return fmt.Errorf("apply %d -> %d: record end: %w", in.From, to, err)
 	}
 	return unsupported
+}
+
+// applyPlan makes the real tree match plan.Target, in two phases around the
+// intent:
+//
+//  1. The intent is written marked Staging. Apply's prepare phase then
+//     stages every file it can beside its path and reads back every other
+//     blob the apply needs (hash and length). Nothing in the tree changes
+//     but the staging files, so a failure here, above all a damaged blob,
+//     cancels the apply: the staging files are removed, the intent is
+//     deleted, and the error names the path, the task and the blob. A crash
+//     here leaves a Staging intent: the next command (FinishIntent) removes
+//     the staging files, stages again and goes on, or cancels the same way.
+//  2. The intent is written again without the mark, durably: from here on
+//     the apply can only be finished, never cancelled (the tree is being
+//     changed), and every step is idempotent. Then the removals,
+//     directories, remaining files and renames.
+//
+// An intent written by an older version, or by a caller without the mark,
+// is at phase 2 already.
+func applyPlan(j *journal.Journal, root *os.Root, plan Plan, in journal.Intent, intentExists bool, progress Progress) (Manifest, error) {
+	a, err := newApplier(root, j, plan.Target, progress)
+	if err != nil {
+		return nil, err
+	}
+	defer a.close()
+	cancellable := !intentExists || in.Staging
+	if !intentExists {
+		in.Staging = true
+		if err := j.Update(func(tx *journal.Tx) error { return tx.PutIntent(in) }); err != nil {
+			return nil, fmt.Errorf("apply %d -> %d: write intent: %w", in.From, in.To, err)
+		}
+	}
+	if err := a.prepare(); err != nil {
+		a.discard(err)
+		if !cancellable || errors.Is(err, errCrash) {
+			return nil, err
+		}
+		err = cancelled(j, plan, in, err)
+		if derr := j.Update(func(tx *journal.Tx) error { return tx.DeleteIntent() }); derr != nil {
+			return nil, errors.Join(err, fmt.Errorf("apply %d -> %d: delete intent: %w", in.From, in.To, derr))
+		}
+		return nil, err
+	}
+	if cancellable {
+		in.Staging = false
+		if err := j.Update(func(tx *journal.Tx) error { return tx.PutIntent(in) }); err != nil {
+			a.discard(err)
+			return nil, fmt.Errorf("apply %d -> %d: write intent: %w", in.From, in.To, err)
+		}
+	}
+	return a.finish()
+}
+
+// cancelled explains an apply cancelled before it changed the tree: for a
+// damaged or missing blob, which path needs it and which task recorded it.
+func cancelled(j *journal.Journal, plan Plan, in journal.Intent, err error) error {
+	what := in.Reason
+	if what == "" {
+		what = "apply"
+	}
+	var be *blobError
+	if !errors.As(err, &be) {
+		return fmt.Errorf("%s (task %d to %d) cancelled before changing anything: %w", what, in.From, in.To, err)
+	}
+	source := ""
+	if id, state, ok := targetSource(j, plan, be.path); ok {
+		source = fmt.Sprintf(" (its %s state in task %d)", state, id)
+	}
+	return fmt.Errorf("%s (task %d to %d) refused, nothing was changed: %s%s needs content the journal cannot read back intact: %w",
+		what, in.From, in.To, be.path, source, be.err)
+}
+
+// targetSource finds the task whose layer gave p its target state in plan
+// (MakePlan's rule): the last task down the walk that touched p (its after
+// state), else the task up the walk closest to the common ancestor (its
+// before state).
+func targetSource(j *journal.Journal, plan Plan, p string) (tasks.ID, string, bool) {
+	for i := len(plan.Walk.Down) - 1; i >= 0; i-- {
+		if _, ok, err := j.LayerChange(plan.Walk.Down[i], p); err == nil && ok {
+			return plan.Walk.Down[i], "after", true
+		}
+	}
+	for i := len(plan.Walk.Up) - 1; i >= 0; i-- {
+		if _, ok, err := j.LayerChange(plan.Walk.Up[i], p); err == nil && ok {
+			return plan.Walk.Up[i], "before", true
+		}
+	}
+	return 0, "", false
 }
 
 // planDrift returns the touched paths whose real state differs from the

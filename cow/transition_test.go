@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -216,8 +218,24 @@ func TestTransitionCwdCheck(t *testing.T) {
 	}
 }
 
+// TestFinishIntent crashes an undo after each of its k file operations
+// (k = 0..n-1, staging included): the intent is always there, a crash while
+// staging has changed nothing in the tree but staging files, and the next
+// FinishIntent or transition finishes the undo exactly, staging files gone.
 func TestFinishIntent(t *testing.T) {
-	for k := 0; k < 8; k++ {
+	n := 0
+	{
+		_, root, j, _ := sessionsFixture(t)
+		applyHook = func(string, string) error { n++; return nil }
+		_, err := Transition(j, root, 0, TransitionOptions{Reason: "undo"})
+		applyHook = nil
+		mustDo(t, err)
+	}
+	if n < 8 {
+		t.Fatalf("only %d operations in the undo", n)
+	}
+	staging := 0
+	for k := 0; k < n; k++ {
 		t.Run(fmt.Sprint(k), func(t *testing.T) {
 			_, root, j, trees := sessionsFixture(t)
 			count := 0
@@ -237,6 +255,12 @@ func TestFinishIntent(t *testing.T) {
 			if err != nil || in == nil || in.From != 2 || in.To != 0 || in.Reason != "undo" {
 				t.Fatalf("intent after the crash = %+v, %v", in, err)
 			}
+			if in.Staging {
+				staging++
+				if d := diffStates(withoutAbsent(trees[2]), withoutStaging(scanStates(t, root, j))); d != "" {
+					t.Fatalf("a crash while staging changed the tree:\n%s", d)
+				}
+			}
 			if k%2 == 0 {
 				finished, err := FinishIntent(j, root, nil)
 				if err != nil || !finished {
@@ -253,6 +277,20 @@ func TestFinishIntent(t *testing.T) {
 			}
 		})
 	}
+	if staging == 0 || staging == n {
+		t.Errorf("%d of %d crashes while staging: want some in each phase", staging, n)
+	}
+}
+
+// withoutStaging drops the staging files from a scanned tree.
+func withoutStaging(m map[string]NodeState) map[string]NodeState {
+	out := map[string]NodeState{}
+	for p, s := range m {
+		if !strings.HasPrefix(path.Base(p), StagingPrefix) {
+			out[p] = s
+		}
+	}
+	return out
 }
 
 func TestRecordOutside(t *testing.T) {

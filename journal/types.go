@@ -134,6 +134,11 @@ type Intent struct {
 	Started time.Time `json:"started"`
 	// Reason says what started it (undo, redo, switch, session end).
 	Reason string `json:"reason"`
+	// Staging marks an apply that has not changed the tree yet (only
+	// staging files were written): one that cannot read a blob back is
+	// cancelled instead of finished. It is cleared, durably, before the
+	// apply's first change to the tree.
+	Staging bool `json:"staging,omitempty"`
 }
 
 // StatEntry is one path in the copy-mode stat cache (the last known tree): the

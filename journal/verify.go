@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"encoding/binary"
 	"fmt"
 	"runtime/debug"
 	"sort"
@@ -13,35 +14,145 @@ import (
 // Damage is one record or blob that failed verification.
 type Damage struct {
 	// Kind is the record kind: schema, root, state, intent, session counter,
-	// chunk, blob, task, layer, session, action, stat, unknown.
-	Kind string
+	// chunk, blob, task, layer, session, action, stat, table, unknown.
+	Kind string `json:"kind"`
 	// Key names the record (as in error messages).
-	Key string
+	Key string `json:"key"`
 	// Detail says what is wrong.
-	Detail string
+	Detail string `json:"detail"`
+	// Task, Session and Path locate a damaged record whose key names them
+	// (read from the key, so they are known even when the value is
+	// unreadable): a task record, a layer's change (task and path), a
+	// session or action record (session), a stat cache entry (path).
+	Task    tasks.ID `json:"task,omitempty"`
+	Session uint64   `json:"session,omitempty"`
+	Path    string   `json:"path,omitempty"`
+	// UsedBy lists, for damaged or missing content (a blob or a chunk of
+	// one), every record that refers to it: the paths whose state in those
+	// tasks cannot be restored.
+	UsedBy []BlobUse `json:"usedBy,omitempty"`
+	// NeededByApply is set when the unfinished apply (the intent) needs
+	// this content to finish: some use is the state it restores.
+	NeededByApply bool `json:"neededByApply,omitempty"`
+
+	blob  *BlobRef  // the damaged or missing blob, for UsedBy
+	chunk *chunkRef // the damaged chunk, for UsedBy
 }
+
+// BlobUse is one reference to a blob.
+type BlobUse struct {
+	// In is where the reference is: "before" or "after" (the path's state
+	// before or after the task, in the task's layer) or "stat cache" (the
+	// last scan's entry for the path; Task is 0).
+	In   string   `json:"in"`
+	Task tasks.ID `json:"task,omitempty"`
+	Path string   `json:"path"`
+}
+
+// String renders a blob use as "task 3 before a/b.go" or "stat cache a/b.go".
+func (u BlobUse) String() string {
+	if u.In == UseStat {
+		return u.In + " " + u.Path
+	}
+	return fmt.Sprintf("task %d %s %s", u.Task, u.In, u.Path)
+}
+
+// Where a blob is used (BlobUse.In).
+const (
+	UseBefore = "before"
+	UseAfter  = "after"
+	UseStat   = "stat cache"
+)
 
 // String renders a damage as one line.
 func (d Damage) String() string { return d.Key + ": " + d.Detail }
 
+// Affected returns the tasks and paths the damage concerns: its own
+// location and every use of its content, each sorted and without repeats.
+func (d Damage) Affected() (ids []tasks.ID, paths []string) {
+	seenID, seenPath := map[tasks.ID]bool{}, map[string]bool{}
+	addID := func(id tasks.ID) {
+		if id != tasks.Base && !seenID[id] {
+			seenID[id] = true
+			ids = append(ids, id)
+		}
+	}
+	addPath := func(p string) {
+		if p != "" && !seenPath[p] {
+			seenPath[p] = true
+			paths = append(paths, p)
+		}
+	}
+	addID(d.Task)
+	addPath(d.Path)
+	for _, u := range d.UsedBy {
+		addID(u.Task)
+		addPath(u.Path)
+	}
+	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+	sort.Strings(paths)
+	return ids, paths
+}
+
 // verifier accumulates what one Verify pass has seen.
 type verifier struct {
-	j        *Journal
-	damage   []Damage
-	chunks   map[chunkRef]bool // chunk -> its content verified
-	blobs    map[BlobRef]bool
-	refs     map[BlobRef]string // blob referenced by a change or stat entry -> first referrer
-	taskIDs  map[tasks.ID]bool
-	parents  map[tasks.ID]tasks.ID
-	state    *State
-	done     int
-	total    int
-	progress func(done, total int)
-	buf      []byte
+	j       *Journal
+	damage  []Damage
+	chunks  map[chunkRef]bool // chunk -> its content verified
+	blobs   map[BlobRef]bool
+	refs    map[BlobRef]string // blob referenced by a change or stat entry -> first referrer
+	taskIDs map[tasks.ID]bool
+	parents map[tasks.ID]tasks.ID
+	state   *State
+	intent  *Intent
+	// chunkBlobs maps each damaged chunk to the blobs made of it.
+	chunkBlobs map[chunkRef][]BlobRef
+	done       int
+	total      int
+	progress   func(done, total int)
+	buf        []byte
 }
 
 func (v *verifier) add(kind string, key []byte, format string, args ...any) {
-	v.damage = append(v.damage, Damage{Kind: kind, Key: describeKey(key), Detail: fmt.Sprintf(format, args...)})
+	d := Damage{Kind: kind, Key: describeKey(key), Detail: fmt.Sprintf(format, args...)}
+	locate(&d, key)
+	v.damage = append(v.damage, d)
+}
+
+// locate fills in the task, session and path a key names.
+func locate(d *Damage, k []byte) {
+	if len(k) == 0 {
+		return
+	}
+	switch k[0] {
+	case prefixTask:
+		if len(k) == taskKeyLen {
+			d.Task = tasks.ID(binary.BigEndian.Uint64(k[1:]))
+		}
+	case prefixLayer:
+		if len(k) >= layerKeyMin {
+			d.Task = tasks.ID(binary.BigEndian.Uint64(k[1:]))
+			d.Path = string(k[layerKeyMin:])
+		}
+	case prefixSession:
+		if len(k) == sessionKeyLen {
+			d.Session = binary.BigEndian.Uint64(k[1:])
+		}
+	case prefixAction:
+		if len(k) == actionKeyLen {
+			d.Session = binary.BigEndian.Uint64(k[1:])
+		}
+	case prefixStat:
+		d.Path = string(k[1:])
+	case prefixBlob:
+		if r, ok := parseBlobKey(k); ok {
+			d.blob = &r
+		}
+	case prefixChunk:
+		if c, ok := parseChunkKey(k); ok {
+			d.chunk = &c
+		}
+	}
 }
 
 func (v *verifier) step() {
@@ -60,7 +171,7 @@ func (j *Journal) Verify(progress func(done, total int)) ([]Damage, error) {
 	v := &verifier{
 		j: j, progress: progress,
 		chunks: map[chunkRef]bool{}, blobs: map[BlobRef]bool{}, refs: map[BlobRef]string{},
-		taskIDs: map[tasks.ID]bool{}, parents: map[tasks.ID]tasks.ID{},
+		taskIDs: map[tasks.ID]bool{}, parents: map[tasks.ID]tasks.ID{}, chunkBlobs: map[chunkRef][]BlobRef{},
 	}
 	bufp := getChunkBuf()
 	defer putChunkBuf(bufp)
@@ -78,6 +189,9 @@ func (j *Journal) Verify(progress func(done, total int)) ([]Damage, error) {
 		return v.damage, fmt.Errorf("verify journal %s: %w", j.dir, err)
 	}
 	v.references()
+	if err := v.uses(); err != nil {
+		return v.damage, fmt.Errorf("verify journal %s: %w", j.dir, err)
+	}
 	sort.SliceStable(v.damage, func(a, b int) bool { return v.damage[a].Key < v.damage[b].Key })
 	if progress != nil {
 		progress(v.total, v.total)
@@ -130,6 +244,9 @@ func (v *verifier) records() error {
 			})
 			if err != nil {
 				v.add(kindOf(key), key, "unreadable: %v", err)
+				if c, ok := parseChunkKey(key); ok {
+					v.chunks[c] = false // its blobs report it as damaged, not missing
+				}
 			}
 			v.step()
 		}
@@ -197,6 +314,8 @@ func (v *verifier) record(key, val []byte) {
 			bad(err)
 		} else if key[0] == prefixState {
 			v.state = &s
+		} else {
+			v.intent = &in
 		}
 	case prefixSessionSeq:
 		if _, err := parseU64(val); err != nil {
@@ -283,6 +402,13 @@ func (v *verifier) chunk(key, val []byte) {
 		v.add("chunk", key, "malformed key")
 		return
 	}
+	if len(val) == 0 && c.Len > 0 {
+		// What badger gives for a value whose value-log entry it dropped
+		// (damaged or cut off) when it opened the journal.
+		v.add("chunk", key, "content lost: its value log entry is damaged or truncated")
+		v.chunks[c] = false
+		return
+	}
 	got, err := decodeChunk(val, int(c.Len), v.buf)
 	if err != nil {
 		v.add("chunk", key, "%v", err)
@@ -337,7 +463,8 @@ func (v *verifier) blob(key []byte, ref BlobRef, val []byte) {
 			v.add("blob", key, "chunk %016x/%d/%d missing", c.Hash, c.Len, c.Seq)
 			good = false
 		case !ok:
-			v.add("blob", key, "chunk %016x/%d/%d damaged", c.Hash, c.Len, c.Seq)
+			// Reported once, as the chunk, with this blob's uses.
+			v.chunkBlobs[c] = append(v.chunkBlobs[c], ref)
 			good = false
 		}
 	}
@@ -378,7 +505,14 @@ func (v *verifier) blob(key []byte, ref BlobRef, val []byte) {
 func (v *verifier) references() {
 	for r, by := range v.refs {
 		if !v.blobs[r] {
-			v.damage = append(v.damage, Damage{Kind: "blob", Key: "blob " + r.String(), Detail: "missing, referenced by " + by})
+			v.damage = append(v.damage, Damage{Kind: "blob", Key: "blob " + r.String(), Detail: "missing, referenced by " + by, blob: &r})
+		}
+	}
+	if in := v.intent; in != nil {
+		for _, id := range []tasks.ID{in.From, in.To} {
+			if id != tasks.Base && !v.taskIDs[id] {
+				v.add("intent", keyIntent, "the unfinished apply's task %d is missing", id)
+			}
 		}
 	}
 	for id, p := range v.parents {

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -133,5 +134,96 @@ func TestVerifyMultiChunkHash(t *testing.T) {
 	var w countingWriter
 	if err := j.WriteBlob(big, &w); err == nil {
 		t.Fatal("WriteBlob of a reordered blob succeeded")
+	}
+}
+
+// TestVerifyLocatesDamage: every damage names, where the key or the
+// references allow it, the task, session and path it concerns; damaged or
+// missing content lists every record that uses it.
+func TestVerifyLocatesDamage(t *testing.T) {
+	cases := []struct {
+		name    string
+		key     []byte
+		val     []byte
+		kind    string
+		task    tasks.ID
+		session uint64
+		path    string
+		usedBy  []BlobUse
+	}{
+		{name: "layer value", key: layerKey(1, "dir/b c"), val: []byte{9, 9}, kind: "layer", task: 1, path: "dir/b c"},
+		{name: "stat value", key: statKey("dir/x"), val: []byte{1}, kind: "stat", path: "dir/x"},
+		{name: "task value", key: taskKey(2), val: []byte("{"), kind: "task", task: 2},
+		{name: "session value", key: sessionKey(1), val: []byte("["), kind: "session", session: 1},
+		{name: "action value", key: actionKey(1, 1), val: []byte("x"), kind: "action", session: 1},
+		{name: "intent value", key: keyIntent, val: []byte("x"), kind: "intent"},
+		{name: "intent task", key: keyIntent, val: []byte(`{"from":2,"to":9}`), kind: "intent"},
+		{name: "missing blob", key: layerKey(3, "x"),
+			val:  encodeChange(Change{Before: NodeState{Kind: File, Blob: BlobRef{Hash: 5, Size: 5}}, After: NodeState{Kind: File, Blob: BlobRef{Hash: 5, Size: 5}}}),
+			kind: "blob", usedBy: []BlobUse{{In: UseAfter, Task: 3, Path: "x"}, {In: UseBefore, Task: 3, Path: "x"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			j, _ := healthyJournal(t)
+			if err := j.db.Update(func(txn *badger.Txn) error { return txn.Set(c.key, c.val) }); err != nil {
+				t.Fatal(err)
+			}
+			damage, err := j.Verify(nil)
+			if err != nil || len(damage) == 0 {
+				t.Fatalf("Verify = %+v, %v; want damage", damage, err)
+			}
+			var d Damage
+			for _, x := range damage {
+				if x.Kind == c.kind {
+					d = x // (a damaged task also leaves references to it dangling)
+				}
+			}
+			if d.Kind != c.kind || d.Task != c.task || d.Session != c.session || d.Path != c.path || fmt.Sprint(d.UsedBy) != fmt.Sprint(c.usedBy) {
+				t.Errorf("damage %+v; want kind %s task %d session %d path %q used by %v", d, c.kind, c.task, c.session, c.path, c.usedBy)
+			}
+		})
+	}
+}
+
+// TestVerifyDamagedChunkUses: a damaged chunk is reported once, with every
+// layer change and stat entry whose content contains it.
+func TestVerifyDamagedChunkUses(t *testing.T) {
+	j, big := healthyJournal(t)
+	data := compressible(2*ChunkSize + 7)
+	damageChunk(t, j, data[ChunkSize:2*ChunkSize], func(v []byte) []byte { v[len(v)/2] ^= 0xff; return v })
+	damage, err := j.Verify(nil)
+	if err != nil || len(damage) != 1 || damage[0].Kind != "chunk" {
+		t.Fatalf("Verify = %+v, %v; want the chunk", damage, err)
+	}
+	want := []BlobUse{{In: UseStat, Path: "a"}, {In: UseAfter, Task: 1, Path: "a"}}
+	if got := damage[0].UsedBy; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("chunk of blob %s used by %v, want %v", big, got, want)
+	}
+	ids, paths := damage[0].Affected()
+	if fmt.Sprint(ids) != "[1]" || fmt.Sprint(paths) != "[a]" {
+		t.Errorf("affected %v %v", ids, paths)
+	}
+}
+
+// TestVerifyNeededByApply: damaged content that the unfinished apply
+// restores is marked; content it does not restore is not.
+func TestVerifyNeededByApply(t *testing.T) {
+	j, _ := healthyJournal(t) // tasks 1 and 2 (child of 1), intent 1 -> 2
+	needed, other := BlobRef{Hash: 7, Size: 7}, BlobRef{Hash: 8, Size: 8}
+	if err := j.PutChanges(2, []Change{{Path: "c", After: NodeState{Kind: File, Size: 7, Blob: needed}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.PutChanges(1, []Change{{Path: "d", Before: NodeState{Kind: File, Size: 8, Blob: other}}}); err != nil {
+		t.Fatal(err)
+	}
+	damage, err := j.Verify(nil)
+	if err != nil || len(damage) != 2 {
+		t.Fatalf("Verify = %+v, %v", damage, err)
+	}
+	for _, d := range damage {
+		want := d.Key == "blob "+needed.String()
+		if d.NeededByApply != want {
+			t.Errorf("%s (used by %v): needed by the apply %v, want %v", d, d.UsedBy, d.NeededByApply, want)
+		}
 	}
 }

@@ -180,7 +180,7 @@ func finishDeadFuse(t Target, s journal.Session, last tasks.ID) (int, error) {
 	if st.Applied == st.Active {
 		return 0, nil
 	}
-	in := journal.Intent{From: st.Applied, To: st.Active, Started: t.now(), Reason: "recovery of session " + fmt.Sprint(s.ID)}
+	in := journal.Intent{From: st.Applied, To: st.Active, Started: t.now(), Reason: "recovery of session " + fmt.Sprint(s.ID), Staging: true}
 	if err := j.Update(func(tx *journal.Tx) error { return tx.PutIntent(in) }); err != nil {
 		return 0, err
 	}

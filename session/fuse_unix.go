@@ -80,7 +80,9 @@ func (r *fuseRecorder) close(a *Active) error {
 	if err != nil {
 		return err
 	}
-	in := journal.Intent{From: st.Applied, To: st.Active, Started: time.Now(), Reason: "session end"}
+	// Staging: a damaged blob found before the first change cancels the
+	// apply and leaves the real tree at the base (as an isolated session).
+	in := journal.Intent{From: st.Applied, To: st.Active, Started: time.Now(), Reason: "session end", Staging: true}
 	if err := j.Update(func(tx *journal.Tx) error { return tx.PutIntent(in) }); err != nil {
 		return fmt.Errorf("end session %d: %w", a.Session.ID, err)
 	}

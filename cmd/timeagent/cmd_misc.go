@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/recovery"
 	"github.com/timeagent-dev/timeagent/session"
 )
@@ -83,56 +82,6 @@ func (a *app) recoverCommand() *cobra.Command {
 			}
 			fmt.Fprintln(a.io.out, "next: timeagent status, then timeagent diff to review or timeagent undo to revert")
 			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
-	return cmd
-}
-
-func (a *app) verifyCommand() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "verify",
-		Short: "Re-hash every blob and check every record of the journal; exit 1 on any damage",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withWorkspace("verify", func(ws *session.Workspace) error {
-				p := a.progress()
-				last := -1
-				damage, err := ws.Journal.Verify(func(done, total int) {
-					if p == nil {
-						return
-					}
-					if last < 0 {
-						p.Start("verifying", int64(total))
-						last = 0
-					}
-					p.Add(int64(done - last))
-					last = done
-				})
-				if p != nil {
-					p.Done()
-				}
-				if err != nil {
-					return err
-				}
-				if a.json {
-					if damage == nil {
-						damage = []journal.Damage{}
-					}
-					writeJSON(a.io.out, map[string]any{"schemaVersion": schemaVersion, "ok": len(damage) == 0, "damage": damage})
-				} else if len(damage) == 0 {
-					fmt.Fprintln(a.io.out, "journal verified: every record decodes and every blob matches its hash")
-				} else {
-					for _, d := range damage {
-						fmt.Fprintf(a.io.out, "damaged %s %s: %s\n", d.Kind, d.Key, d.Detail)
-					}
-				}
-				if len(damage) > 0 {
-					fmt.Fprintf(a.io.err, "timeagent: the journal has %d damaged record(s)\n", len(damage))
-					return &exitError{1}
-				}
-				return nil
-			})
 		},
 	}
 	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
