@@ -1,8 +1,10 @@
 package recovery
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/timeagent-dev/timeagent/cow"
@@ -117,6 +119,12 @@ func activeSessions(j *journal.Journal) ([]journal.Session, error) {
 // marks the session interrupted.
 func finishDeadSession(t Target, s journal.Session) (journal.Session, string, error) {
 	j := t.Journal
+	if s.Mode == "fuse" {
+		var err error
+		if s, err = recordReserved(t, s); err != nil {
+			return s, "", err
+		}
+	}
 	var last tasks.ID
 	if len(s.Tasks) > 0 {
 		last = s.Tasks[len(s.Tasks)-1]
@@ -190,6 +198,74 @@ func finishDeadCopy(t Target, last tasks.ID) (int, error) {
 		return 0, err
 	}
 	return len(changes), nil
+}
+
+// recordReserved keeps the work written into a dead fuse session's reserved
+// task. After an undo, redo or switch inside the session (or between the
+// overlay's checkpoint and the new task's record), later changes go to task
+// Current+1, which gets its record only when the session records it
+// (docs/design-changes.md, point 2); closed files written there are already
+// in that task's layer. Without a record the layer would be unreachable and
+// the agent's work lost, so it becomes a task now: a child of the active task
+// (the task the session had moved to, the view those changes were made on),
+// active, and the session's last task.
+func recordReserved(t Target, s journal.Session) (journal.Session, error) {
+	j := t.Journal
+	st, err := j.State()
+	if err != nil {
+		return s, err
+	}
+	id := st.Current + 1
+	if _, err := j.Task(id); err == nil {
+		return s, nil
+	} else if !errors.Is(err, journal.ErrNotFound) {
+		return s, fmt.Errorf("read task %d: %w", id, err)
+	}
+	layer, err := j.Layer(id)
+	if err != nil {
+		return s, fmt.Errorf("read the layer of reserved task %d: %w", id, err)
+	}
+	if len(layer) == 0 {
+		return s, nil
+	}
+	tree, err := j.Tree()
+	if err != nil {
+		return s, err
+	}
+	if !tree.Has(st.Active) {
+		return s, fmt.Errorf("record reserved task %d: %w %d", id, tasks.ErrUnknown, st.Active)
+	}
+	summary := tasks.Summarize(strings.Join(s.Argv, " "))
+	if len(s.Tasks) > 0 {
+		if last, err := j.Task(s.Tasks[len(s.Tasks)-1]); err == nil {
+			summary = last.Summary
+		}
+	}
+	now := t.now()
+	clock := max(st.Clock, tree.MaxVisit()) + 1
+	task := tasks.Task{ID: id, Parent: st.Active, Summary: summary, Session: s.ID, Kind: tasks.KindAgent,
+		Created: now, Ended: now, Files: len(layer), Visit: clock}
+	visited := tree.Visit(st.Active, clock)
+	st.Active, st.Current, st.Clock = id, id, clock
+	s.Tasks = append(append([]tasks.ID(nil), s.Tasks...), id)
+	err = j.Update(func(tx *journal.Tx) error {
+		for _, v := range visited {
+			if err := tx.PutTask(v); err != nil {
+				return err
+			}
+		}
+		if err := tx.PutTask(task); err != nil {
+			return err
+		}
+		if err := tx.PutSession(s); err != nil {
+			return err
+		}
+		return tx.SetState(st)
+	})
+	if err != nil {
+		return s, fmt.Errorf("record reserved task %d: %w", id, err)
+	}
+	return s, nil
 }
 
 // sealTask gives a dead session's last task its end time and file count.

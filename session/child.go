@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"sync/atomic"
 )
 
 // ErrStart means the child could not be started; no task is recorded.
@@ -18,6 +19,8 @@ type Child struct {
 	cmd  *exec.Cmd
 	sigs chan os.Signal
 	done chan struct{}
+	// forwarded is set once a signal was passed on to the child.
+	forwarded atomic.Bool
 }
 
 // LookPath resolves argv[0] the way the child's start will, so a command that
@@ -66,6 +69,7 @@ func (c *Child) forward(stdin io.Reader) {
 			if skipForward(s, stdin) {
 				continue
 			}
+			c.forwarded.Store(true)
 			_ = c.cmd.Process.Signal(s)
 		case <-c.done:
 			return
@@ -79,10 +83,18 @@ func (c *Child) Signal(s os.Signal) error { return c.cmd.Process.Signal(s) }
 // Wait waits for the child and returns its exit status: the exit code, or
 // 128+N when it died of signal N. It must run on the goroutine that called
 // StartChild.
+//
+// Once a signal was forwarded, the session is ending because of it: the
+// signals stay caught (and ignored) while timeagent finalises the session,
+// so a second copy cannot kill it half way. Copies are common: the kernel
+// sends a parent-death signal (run --isolate's namespaced half) once for
+// every thread of the dying parent.
 func (c *Child) Wait() int {
 	err := c.cmd.Wait()
 	runtime.UnlockOSThread()
-	signal.Stop(c.sigs)
+	if !c.forwarded.Load() {
+		signal.Stop(c.sigs)
+	}
 	close(c.done)
 	return exitStatus(c.cmd.ProcessState, err)
 }

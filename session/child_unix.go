@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/term"
@@ -34,4 +36,36 @@ func exitStatus(ps *os.ProcessState, err error) int {
 	return ps.ExitCode()
 }
 
-func setChildAttrs(cmd *exec.Cmd) { setPdeathsig(cmd) }
+func setChildAttrs(cmd *exec.Cmd) {
+	setPdeathsig(cmd)
+	closeFuseOnExec()
+}
+
+// closeFuseOnExec marks every open /dev/fuse descriptor close-on-exec, so
+// the agent never inherits the overlay's connection. The Go runtime opens
+// its own files close-on-exec, but go-fuse's direct mount opens /dev/fuse
+// without it. An agent (or any process it starts) holding that descriptor
+// keeps the connection of a killed session's overlay alive with no server
+// behind it: every access to the root then blocks forever instead of
+// failing with ENOTCONN, so recovery cannot even tell the mount is dead;
+// and it could answer FUSE requests itself. Other inherited descriptors
+// (a make jobserver, a redirection the user asked for) are left alone.
+func closeFuseOnExec() {
+	if runtime.GOOS != "linux" {
+		return
+	}
+	const dir = "/proc/self/fd"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return // best effort
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		if target, err := os.Readlink(dir + "/" + e.Name()); err == nil && target == "/dev/fuse" {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}

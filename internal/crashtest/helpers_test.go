@@ -177,12 +177,25 @@ func (e *env) taOut(args ...string) result {
 	return e.taIn(e.scratch, append([]string{"--root", e.root}, args...)...)
 }
 
+// cmdTimeout is how long one timeagent command may take before the test
+// calls it hung.
+const cmdTimeout = 2 * time.Minute
+
 func (e *env) taIn(dir string, args ...string) result {
 	e.t.Helper()
 	cmd := e.cmd(dir, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		e.t.Fatalf("timeagent %q: %v", args, err)
+	}
+	// A command that hangs (a mount nobody serves) must fail the test, with
+	// the goroutines of the stuck timeagent on its stderr (SIGQUIT).
+	hung := time.AfterFunc(cmdTimeout, func() { _ = cmd.Process.Signal(syscall.SIGQUIT) })
+	err := cmd.Wait()
+	if !hung.Stop() {
+		e.t.Fatalf("timeagent %q hung for %v: killed with SIGQUIT:\n%s\n%s", args, cmdTimeout, out.String(), errb.String())
+	}
 	r := result{args: args, stdout: out.String(), stderr: errb.String()}
 	if err != nil {
 		ee, ok := err.(*exec.ExitError)
@@ -222,6 +235,7 @@ type proc struct {
 	out  string // stdout and stderr file
 	done chan struct{}
 	code int
+	end  time.Time // when it ended (set before done is closed)
 }
 
 // start starts timeagent in dir (the root when empty) with stdout and stderr
@@ -248,6 +262,7 @@ func (e *env) start(dir string, args ...string) *proc {
 				p.code = 128 + int(ws.Signal())
 			}
 		}
+		p.end = time.Now()
 		close(p.done)
 	}()
 	e.t.Cleanup(func() {
