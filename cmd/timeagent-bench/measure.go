@@ -15,6 +15,10 @@ type sample struct {
 	wall   time.Duration
 	cpu    time.Duration // user + system time of the command and its waited-for children
 	maxRSS int64         // KiB: the largest resident set of the command or one of its children
+	// maxAnon is the largest anonymous resident set (KiB) of the command
+	// itself, sampled every 100 ms: maxRSS also counts file pages the
+	// command maps, such as the journal's memory-mapped value log.
+	maxAnon int64
 }
 
 // cmdSpec is a command to run: argv, working directory and extra env.
@@ -45,8 +49,15 @@ func (c cmdSpec) run() (sample, error) {
 	cmd.Stdout = &out
 	cmd.Stderr = &out
 	start := time.Now()
-	err = cmd.Run()
-	s := sample{wall: time.Since(start)}
+	if err = cmd.Start(); err != nil {
+		return sample{}, fmt.Errorf("run %s: %w", c.argv[0], err)
+	}
+	done := make(chan struct{})
+	anon := make(chan int64)
+	go func() { anon <- sampleAnon(cmd.Process.Pid, done) }()
+	err = cmd.Wait()
+	close(done)
+	s := sample{wall: time.Since(start), maxAnon: <-anon}
 	if b, rerr := os.ReadFile(tf.Name()); rerr == nil {
 		// The last line holds the figures ("Command exited with non-zero status" may precede it).
 		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
@@ -63,6 +74,31 @@ func (c cmdSpec) run() (sample, error) {
 		return s, fmt.Errorf("%s: %w: %s", strings.Join(c.argv, " "), err, tail)
 	}
 	return s, nil
+}
+
+// sampleAnon polls the anonymous resident set of the children of pid (the
+// command /usr/bin/time runs) until done, and returns the largest in KiB.
+func sampleAnon(pid int, done <-chan struct{}) int64 {
+	var peak int64
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		for _, k := range strings.Fields(string(kids)) {
+			st, _ := os.ReadFile("/proc/" + k + "/status")
+			for _, line := range strings.Split(string(st), "\n") {
+				var kb int64
+				if _, err := fmt.Sscanf(line, "RssAnon: %d kB", &kb); err == nil {
+					peak = max(peak, kb)
+				}
+			}
+		}
+		select {
+		case <-done:
+			return peak
+		case <-tick.C:
+		}
+	}
 }
 
 // output runs c and returns its combined output.
@@ -118,6 +154,15 @@ func (t *timing) peakRSS() float64 {
 	var m int64
 	for _, s := range t.samples {
 		m = max(m, s.maxRSS)
+	}
+	return float64(m) / 1024
+}
+
+// peakAnon is the largest sampled anonymous resident set, in MiB.
+func (t *timing) peakAnon() float64 {
+	var m int64
+	for _, s := range t.samples {
+		m = max(m, s.maxAnon)
 	}
 	return float64(m) / 1024
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -16,18 +17,20 @@ const genVersion = "1"
 
 // config is one benchmark run's shape.
 type config struct {
-	quick    bool
-	work     string // trees, journals and scratch (outside the repository)
-	bin      string // the timeagent binary
-	self     string // this program, for the child commands
-	out      string // markdown results file
-	sizes    []int  // tree sizes (files)
-	reps     int    // repetitions of cheap steps
-	coldReps int    // repetitions of cold (full-copy) steps on the largest tree
-	undoN    int    // files changed before the undo
-	bigMiB   int    // size of the large file
-	readMiB  int    // size of the file read and written in the fuse workloads
-	create   int    // small files created in the fuse workloads
+	quick     bool
+	work      string // trees, journals and scratch (outside the repository)
+	bin       string // the timeagent binary
+	self      string // this program, for the child commands
+	out       string // markdown results file
+	sizes     []int  // tree sizes (files)
+	reps      int    // repetitions of cheap steps
+	coldReps  int    // repetitions of cold (full-copy) steps on the largest tree
+	undoN     int    // files changed before the undo
+	bigMiB    int    // size of the large file
+	readMiB   int    // size of the file read and written in the fuse workloads
+	create    int    // small files created in the fuse workloads
+	hugeBytes int64  // size of the file over 4 GiB in a fuse session
+	only      string // run only this section (development): "huge"
 }
 
 // bench holds the state shared between sections.
@@ -41,6 +44,7 @@ type bench struct {
 	cold    map[int]time.Duration
 	tables  []*table
 	targets []target
+	failed  []error // wrong results, returned after the report is written
 }
 
 func runMain(args []string) error {
@@ -50,13 +54,27 @@ func runMain(args []string) error {
 	bin := fs.String("bin", "bin/timeagent", "timeagent binary")
 	out := fs.String("out", "bench/RESULTS.md", "markdown results file")
 	reps := fs.Int("reps", 3, "repetitions of each step (median taken)")
+	only := fs.String("only", "", `run only one section: "huge" (the file over 4 GiB); results are written only with an explicit -out`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *only != "" && *only != "huge" {
+		return fmt.Errorf("run: -only %q: want huge", *only)
+	}
+	outSet := false
+	fs.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
+	if *only != "" && !outSet {
+		*out = ""
+	}
+	// The huge file is over 4 GiB even in a quick run: that is its point.
 	cfg := config{quick: *quick, work: *work, out: *out, reps: max(1, *reps), coldReps: 1,
-		sizes: []int{10000, 100000}, undoN: 1000, bigMiB: 150, readMiB: 1024, create: 20000}
+		sizes: []int{10000, 100000}, undoN: 1000, bigMiB: 150, readMiB: 1024, create: 20000,
+		hugeBytes: 4608 << 20, only: *only}
 	if cfg.quick {
 		cfg.sizes, cfg.bigMiB, cfg.readMiB, cfg.create = []int{2000, 10000}, 110, 256, 5000
+	}
+	if cfg.only != "" {
+		cfg.sizes = cfg.sizes[:1]
 	}
 	var err error
 	if cfg.bin, err = filepath.Abs(*bin); err != nil {
@@ -77,6 +95,30 @@ func runMain(args []string) error {
 			return err
 		}
 	}
+	if err := b.sections(); err != nil {
+		return err
+	}
+	md := b.report(strings.TrimSpace(string(load)), time.Since(start))
+	fmt.Print(md)
+	if cfg.out != "" {
+		if err := os.MkdirAll(filepath.Dir(cfg.out), 0o755); err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
+		if err := os.WriteFile(cfg.out, []byte(md), 0o644); err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
+		logf("wrote %s (%v)", cfg.out, time.Since(start).Round(time.Second))
+	}
+	return errors.Join(b.failed...)
+}
+
+// sections runs the benchmark's sections in order (only the one asked for
+// with -only).
+func (b *bench) sections() error {
+	cfg := b.cfg
+	if cfg.only == "huge" {
+		return b.hugeFile(cfg.sizes[0])
+	}
 	for _, n := range cfg.sizes {
 		if err := b.checkpoints(n); err != nil {
 			return err
@@ -89,19 +131,10 @@ func runMain(args []string) error {
 	if err := b.bigFile(cfg.sizes[0]); err != nil {
 		return err
 	}
-	if err := b.fuse(largest); err != nil {
+	if err := b.hugeFile(cfg.sizes[0]); err != nil {
 		return err
 	}
-	md := b.report(strings.TrimSpace(string(load)), time.Since(start))
-	fmt.Print(md)
-	if err := os.MkdirAll(filepath.Dir(cfg.out), 0o755); err != nil {
-		return fmt.Errorf("run: %w", err)
-	}
-	if err := os.WriteFile(cfg.out, []byte(md), 0o644); err != nil {
-		return fmt.Errorf("run: %w", err)
-	}
-	logf("wrote %s (%v)", cfg.out, time.Since(start).Round(time.Second))
-	return nil
+	return b.fuse(largest)
 }
 
 func envOr(k, def string) string {
@@ -126,7 +159,7 @@ func (b *bench) prepareTree(n int) error {
 	list, marker := dir+".files", dir+".gen"
 	b.trees[n], b.lists[n] = dir, list
 	// Leftovers of an interrupted run.
-	for _, p := range []string{"big.bin", "big-read.bin", "big-write.bin", "bench-create-1", "bench-create-2"} {
+	for _, p := range []string{"big.bin", "huge.bin", "huge-new.bin", "big-read.bin", "big-write.bin", "bench-create-1", "bench-create-2"} {
 		os.RemoveAll(filepath.Join(dir, p))
 	}
 	if m, err := os.ReadFile(marker); err == nil && string(m) == genVersion {
