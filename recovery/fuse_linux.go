@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -65,11 +66,12 @@ func DetachDeadAbove(path string) (string, error) {
 	return "", nil
 }
 
-// fuseMountedAt reports whether a FUSE filesystem is mounted exactly at dir.
-func fuseMountedAt(dir string) (bool, error) {
+// fuseMountedAt reports whether a FUSE filesystem is mounted exactly at dir,
+// and its device ("major:minor").
+func fuseMountedAt(dir string) (bool, string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return false, fmt.Errorf("read mount table: %w", err)
+		return false, "", fmt.Errorf("read mount table: %w", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -86,11 +88,27 @@ func fuseMountedAt(dir string) (bool, error) {
 		}
 		for i, fld := range fields {
 			if fld == "-" && i+1 < len(fields) && strings.HasPrefix(fields[i+1], "fuse") {
-				return true, nil
+				return true, fields[2], nil
 			}
 		}
 	}
-	return false, sc.Err()
+	return false, "", sc.Err()
+}
+
+// abortConn aborts the FUSE connection of device dev ("major:minor"), so a
+// process that still holds the detached mount (a shell inside it, a
+// descriptor kept by a surviving child of the agent) gets "transport
+// endpoint is not connected" instead of waiting for a server that is gone.
+func abortConn(dev string) error {
+	_, minor, ok := strings.Cut(dev, ":")
+	if !ok {
+		return fmt.Errorf("abort fuse connection: bad device %q", dev)
+	}
+	p := "/sys/fs/fuse/connections/" + minor + "/abort"
+	if err := os.WriteFile(p, []byte("1"), 0o200); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("abort fuse connection %s: %w", p, err)
+	}
+	return nil
 }
 
 // unescapeMount decodes the octal escapes (\040 for space) of mountinfo.
@@ -120,12 +138,17 @@ func UnmountStale(root string) (bool, error) {
 	if detachedEarlier(root) {
 		return true, nil
 	}
-	mounted, err := fuseMountedAt(root)
+	mounted, dev, err := fuseMountedAt(root)
 	if err != nil || !mounted {
 		return false, err
 	}
 	if err := unix.Unmount(root, unix.MNT_DETACH); err != nil {
 		return false, fmt.Errorf("detach stale mount on %s: %w (try: umount -l %s)", root, err, root)
+	}
+	// The session is dead (its lock is free): nothing may serve the mount
+	// any more, wherever a copy of it is still held.
+	if err := abortConn(dev); err != nil {
+		return true, err
 	}
 	return true, nil
 }
@@ -151,17 +174,31 @@ func DetachDead(dir string) error {
 	return err
 }
 
+// deadWait bounds the open that tells a dead overlay from a live one.
+const deadWait = 3 * time.Second
+
 // dead reports whether dir lies on a FUSE mount whose server is gone. It
 // opens the directory: stat may be answered from the kernel's attribute
 // cache (the overlay's lasts an hour) long after the server died; an open
-// always reaches the server.
+// always reaches the server. An open that gets no answer within deadWait
+// (a connection kept alive but not served) counts as not dead: the command
+// goes on to the root's lock, where a dead session's mount is detached and
+// its connection aborted without touching it (UnmountStale).
 func dead(dir string) bool {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err == nil {
-		unix.Close(fd)
+	done := make(chan error, 1)
+	go func() {
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return errors.Is(err, unix.ENOTCONN)
+	case <-time.After(deadWait):
 		return false
 	}
-	return errors.Is(err, unix.ENOTCONN)
 }
 
 // finishDeadFuse applies the dead session's recorded work onto the real tree

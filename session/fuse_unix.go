@@ -36,6 +36,11 @@ const fuseGCPercent = 40
 
 func startFuse(a *Active) (recorder, error) {
 	debug.SetGCPercent(fuseGCPercent)
+	if Isolated() {
+		if err := detachOtherOverlays(); err != nil {
+			return nil, err
+		}
+	}
 	staging := filepath.Join(a.W.StateDir, "sessions", strconv.FormatUint(a.Session.ID, 10), "staging")
 	o, err := fs.Mount(fs.Options{RootPath: a.W.Root, Journal: a.W.Journal, StagingDir: staging, Task: a.task})
 	if err != nil {

@@ -3,11 +3,14 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -43,4 +46,49 @@ func ReexecIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) (i
 	}()
 	err = cmd.Wait()
 	return exitStatus(cmd.ProcessState, err), nil
+}
+
+// detachOtherOverlays detaches, in this private mount namespace only, the
+// overlays of other timeagent sessions that the namespace copied when it was
+// made. The agent does not need them, and a copy would keep another
+// session's connection alive after that session unmounts (its server then
+// has to abort the connection to stop).
+func detachOtherOverlays() error {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return fmt.Errorf("--isolate: read mount table: %w", err)
+	}
+	var errs []error
+	for _, line := range strings.Split(string(b), "\n") {
+		// id parent major:minor root mountpoint options ... - fstype source ...
+		pre, post, ok := strings.Cut(line, " - ")
+		f := strings.Fields(pre)
+		if !ok || len(f) < 5 || !strings.HasPrefix(post, "fuse.timeagent ") {
+			continue
+		}
+		mp := unescapeOctal(f[4])
+		if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil && err != syscall.EINVAL && err != syscall.ENOENT {
+			errs = append(errs, fmt.Errorf("--isolate: detach the copy of %s: %w", mp, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unescapeOctal decodes mountinfo's octal escapes (\040 for a space).
+func unescapeOctal(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
