@@ -472,7 +472,7 @@ func RecordOutside(j *journal.Journal, parent tasks.ID, changes []Change, now ti
 	t.Visit = clock
 	t.Files = len(changes)
 	visited := tree.Visit(parent, clock)
-	if err := j.PutChanges(t.ID, changes); err != nil {
+	if err := putLayer(j, t.ID, changes); err != nil {
 		return 0, fmt.Errorf("record outside changes: %w", err)
 	}
 	next := journal.State{Active: t.ID, Applied: t.ID, Current: t.ID, Clock: clock}
@@ -490,15 +490,44 @@ func RecordOutside(j *journal.Journal, parent tasks.ID, changes []Change, now ti
 	return t.ID, nil
 }
 
-// CommitTask writes a task's layer, then in one durable update the task
-// (Files = len(changes)) and the root's new position.
+// putLayer makes id's layer hold exactly changes. The layer is written
+// before the task record (a layer can be too big for one transaction), so a
+// crash in between leaves records under an id without a task, and that id
+// is given out again: whatever they hold that changes does not is dropped.
+func putLayer(j *journal.Journal, id tasks.ID, changes []Change) error {
+	old, err := j.Layer(id)
+	if err != nil {
+		return err
+	}
+	if len(old) > 0 {
+		keep := make(map[string]bool, len(changes))
+		for _, c := range changes {
+			keep[c.Path] = true
+		}
+		var stale []string
+		for _, c := range old {
+			if !keep[c.Path] {
+				stale = append(stale, c.Path)
+			}
+		}
+		if len(stale) > 0 {
+			if err := j.DeleteChanges(id, stale); err != nil {
+				return err
+			}
+		}
+	}
+	return j.PutChanges(id, changes)
+}
+
+// CommitTask writes a task's layer (exactly changes), then in one durable
+// update the task (Files = len(changes)) and the root's new position.
 func CommitTask(j *journal.Journal, t tasks.Task, changes []Change, state journal.State) error {
 	for _, c := range changes {
 		if !ValidPath(c.Path) {
 			return fmt.Errorf("commit task %d %q: %w", t.ID, c.Path, ErrBadPath)
 		}
 	}
-	if err := j.PutChanges(t.ID, changes); err != nil {
+	if err := putLayer(j, t.ID, changes); err != nil {
 		return fmt.Errorf("commit task %d: %w", t.ID, err)
 	}
 	t.Files = len(changes)

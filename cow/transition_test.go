@@ -325,3 +325,35 @@ func TestRecordOutside(t *testing.T) {
 		t.Errorf("redo from 2 = %d, %v; want the outside task %d", next, err, id)
 	}
 }
+
+// TestCommitTaskDropsStaleLayer: records left under an id by a commit that
+// crashed before its task record do not leak into the next task given that
+// id.
+func TestCommitTaskDropsStaleLayer(t *testing.T) {
+	j := openJournal(t, tempDir(t))
+	ref, err := j.PutBytes([]byte("stale\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := NodeState{Kind: journal.File, Mode: 0o644, Size: ref.Size, Blob: ref}
+	// The crashed commit of task 1: its layer, no task record.
+	if err := j.PutChanges(1, []Change{{Path: "stale.txt", After: file}, {Path: "both.txt", After: file}}); err != nil {
+		t.Fatal(err)
+	}
+	task := tasks.Task{ID: 1, Kind: tasks.KindAgent, Created: time.Now(), Ended: time.Now(), Visit: 1}
+	changes := []Change{{Path: "both.txt", After: file}, {Path: "new.txt", After: file}}
+	if err := CommitTask(j, task, changes, journal.State{Active: 1, Applied: 1, Current: 1, Clock: 1}); err != nil {
+		t.Fatal(err)
+	}
+	layer, err := j.Layer(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, c := range layer {
+		paths = append(paths, c.Path)
+	}
+	if fmt.Sprint(paths) != "[both.txt new.txt]" {
+		t.Fatalf("layer of task 1 = %v, want [both.txt new.txt]", paths)
+	}
+}
