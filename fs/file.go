@@ -304,6 +304,7 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 		return 0
 	}
 	o := h.n.o
+	o.prehash(h.n)
 	if err := o.commitNode(h.n); err != nil {
 		o.logf("%v", err)
 		return syscall.EIO
@@ -330,6 +331,7 @@ func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 		return 0
 	}
 	o := h.n.o
+	o.prehash(h.n)
 	if err := o.commitNode(h.n); err != nil {
 		o.logf("%v", err)
 		return syscall.EIO

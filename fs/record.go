@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/timeagent-dev/timeagent/internal/sparse"
 	"github.com/timeagent-dev/timeagent/journal"
 )
 
@@ -77,8 +78,17 @@ func (o *Overlay) blobOf(p string, ob *object) (journal.BlobRef, error) {
 		o.lowerBlobs[p] = ref
 		return ref, nil
 	}
-	ino := uint64(ob.st.Ino)
-	mtime := statMtimeNs(&ob.st)
+	return o.hashUpper(&ob.st, func() (*os.File, error) {
+		return openUpper(o.upperPath(p), os.O_RDONLY|oNoatime)
+	})
+}
+
+// hashUpper returns the blob of the upper file whose attributes are st,
+// opening and hashing it only when its content is not known yet. The result
+// is kept unless a write came in while it was read. Safe without o.mu.
+func (o *Overlay) hashUpper(st *unix.Stat_t, open func() (*os.File, error)) (journal.BlobRef, error) {
+	ino := uint64(st.Ino)
+	mtime := statMtimeNs(st)
 	o.hmu.Lock()
 	e := o.hashed[ino]
 	if e == nil || e.mtime != mtime {
@@ -92,12 +102,16 @@ func (o *Overlay) blobOf(p string, ob *object) (journal.BlobRef, error) {
 	}
 	gen := e.gen
 	o.hmu.Unlock()
-	f, err := openUpper(o.upperPath(p), os.O_RDONLY|oNoatime)
+	f, err := open()
 	if err != nil {
 		return journal.BlobRef{}, err
 	}
 	defer f.Close()
-	ref, err := o.store.PutBlob(f)
+	var fst unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &fst); err != nil {
+		return journal.BlobRef{}, err
+	}
+	ref, err := o.store.PutBlob(sparse.NewReader(f, fst.Size)) // holes are not read
 	if err != nil {
 		return ref, err
 	}
@@ -107,6 +121,34 @@ func (o *Overlay) blobOf(p string, ob *object) (journal.BlobRef, error) {
 	}
 	o.hmu.Unlock()
 	return ref, nil
+}
+
+// prehash hashes the content of a file node written through its handles
+// into the journal before its record is written under o.mu: hashing a large
+// file takes seconds, and the rest of the mount must not wait for it. The
+// record then finds the content known (unless more was written meanwhile,
+// and then hashes again).
+func (o *Overlay) prehash(n *node) {
+	if !n.dirty.Load() {
+		return
+	}
+	ino := n.upperIno()
+	p, ok := n.path()
+	if ino == 0 || !ok {
+		return
+	}
+	f, err := openUpper(o.upperPath(p), os.O_RDONLY|oNoatime)
+	if err != nil {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil || uint64(st.Ino) != ino {
+		f.Close()
+		return // renamed meanwhile: the record hashes what the path names
+	}
+	if _, err := o.hashUpper(&st, func() (*os.File, error) { return f, nil }); err != nil {
+		o.logf("%v", err)
+	}
 }
 
 // wrote invalidates the cached blob of an upper file inode.

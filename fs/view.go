@@ -200,14 +200,22 @@ func (o *Overlay) copyUpFile(p, up string) error {
 	if err != nil {
 		return err
 	}
-	// Holes of a sparse lower file stay holes in the upper copy.
+	// Holes of a sparse lower file are not read, and stay holes in the
+	// upper copy.
+	var sst unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &sst); err != nil {
+		dst.Close()
+		os.Remove(up)
+		return err
+	}
+	in := sparse.NewReader(src, sst.Size)
 	sw := sparse.NewWriter(dst)
 	_, known := o.lowerBlobs[p]
 	if known {
-		_, err = io.Copy(sw, src)
+		_, err = io.Copy(sw, in)
 	} else {
 		var ref journal.BlobRef
-		ref, err = o.store.PutBlob(io.TeeReader(src, sw))
+		ref, err = o.store.PutBlob(io.TeeReader(in, sw))
 		if err == nil {
 			o.lowerBlobs[p] = ref
 		}
