@@ -303,6 +303,13 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 	if !h.write {
 		return 0
 	}
+	return h.record()
+}
+
+// record writes the node's content and every waiting change into the
+// journal before the close or fsync that called it returns; the content is
+// hashed first, outside the overlay's lock.
+func (h *handle) record() syscall.Errno {
 	o := h.n.o
 	o.prehash(h.n)
 	if err := o.commitNode(h.n); err != nil {
@@ -330,19 +337,7 @@ func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 	if !h.write {
 		return 0
 	}
-	o := h.n.o
-	o.prehash(h.n)
-	if err := o.commitNode(h.n); err != nil {
-		o.logf("%v", err)
-		return syscall.EIO
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if err := o.flushPending(); err != nil {
-		o.logf("%v", err)
-		return syscall.EIO
-	}
-	return 0
+	return h.record()
 }
 
 var _ = (fusefs.FileReleaser)((*handle)(nil))

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/timeagent-dev/timeagent/internal/mountinfo"
 )
 
 // Supported reports whether FUSE overlays can be mounted here; the error
@@ -58,37 +58,15 @@ func abortConn(dev uint64) error {
 // path in this mount namespace (from /proc/self/mountinfo, without touching
 // the mount itself, whose server may be stopping).
 func isMountPoint(path string, dev uint64) (bool, error) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	mounts, err := mountinfo.Read()
 	if err != nil {
-		return false, fmt.Errorf("mounts: %w", err)
+		return false, err
 	}
 	want := fmt.Sprintf("%d:%d", unix.Major(dev), unix.Minor(dev))
-	for _, line := range strings.Split(string(b), "\n") {
-		// id parent major:minor root mountpoint options ...
-		f := strings.Fields(line)
-		if len(f) >= 5 && f[2] == want && unescapeMount(f[4]) == path {
+	for _, m := range mounts {
+		if m.Dev == want && m.Point == path {
 			return true, nil
 		}
 	}
 	return false, nil
-}
-
-// unescapeMount decodes the octal escapes (\040 for a space) of a path in
-// /proc/self/mountinfo.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -3,7 +3,6 @@
 package recovery
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -15,29 +14,24 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/internal/mountinfo"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
 
 // timeagentMounts returns the mount points of timeagent overlays.
 func timeagentMounts() ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := mountinfo.Read()
 	if err != nil {
-		return nil, fmt.Errorf("read mount table: %w", err)
+		return nil, err
 	}
-	defer f.Close()
 	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		for i, fld := range fields {
-			if fld == "-" && i+1 < len(fields) && fields[i+1] == "fuse.timeagent" && len(fields) > 4 {
-				out = append(out, unescapeMount(fields[4]))
-			}
+	for _, m := range mounts {
+		if m.FSType == "fuse.timeagent" {
+			out = append(out, m.Point)
 		}
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // DetachDeadAbove lazily unmounts a timeagent overlay whose server died and
@@ -69,30 +63,16 @@ func DetachDeadAbove(path string) (string, error) {
 // fuseMountedAt reports whether a FUSE filesystem is mounted exactly at dir,
 // and its device ("major:minor").
 func fuseMountedAt(dir string) (bool, string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := mountinfo.Read()
 	if err != nil {
-		return false, "", fmt.Errorf("read mount table: %w", err)
+		return false, "", err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		// id parent major:minor root mountpoint options ... - fstype source superopts
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		mp := unescapeMount(fields[4])
-		if mp != dir {
-			continue
-		}
-		for i, fld := range fields {
-			if fld == "-" && i+1 < len(fields) && strings.HasPrefix(fields[i+1], "fuse") {
-				return true, fields[2], nil
-			}
+	for _, m := range mounts {
+		if m.Point == dir && strings.HasPrefix(m.FSType, "fuse") {
+			return true, m.Dev, nil
 		}
 	}
-	return false, "", sc.Err()
+	return false, "", nil
 }
 
 // abortConn aborts the FUSE connection of device dev ("major:minor"), so a
@@ -109,26 +89,6 @@ func abortConn(dev string) error {
 		return fmt.Errorf("abort fuse connection %s: %w", p, err)
 	}
 	return nil
-}
-
-// unescapeMount decodes the octal escapes (\040 for space) of mountinfo.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var v int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // UnmountStale lazily detaches a FUSE mount left on root by a dead session,

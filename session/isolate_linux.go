@@ -9,9 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
+
+	"github.com/timeagent-dev/timeagent/internal/mountinfo"
 )
 
 // EnvIsolated marks the timeagent process that runs inside its own mount
@@ -54,41 +54,18 @@ func ReexecIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) (i
 // session's connection alive after that session unmounts (its server then
 // has to abort the connection to stop).
 func detachOtherOverlays() error {
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	mounts, err := mountinfo.Read()
 	if err != nil {
-		return fmt.Errorf("--isolate: read mount table: %w", err)
+		return fmt.Errorf("--isolate: %w", err)
 	}
 	var errs []error
-	for _, line := range strings.Split(string(b), "\n") {
-		// id parent major:minor root mountpoint options ... - fstype source ...
-		pre, post, ok := strings.Cut(line, " - ")
-		f := strings.Fields(pre)
-		if !ok || len(f) < 5 || !strings.HasPrefix(post, "fuse.timeagent ") {
+	for _, m := range mounts {
+		if m.FSType != "fuse.timeagent" {
 			continue
 		}
-		mp := unescapeOctal(f[4])
-		if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil && err != syscall.EINVAL && err != syscall.ENOENT {
-			errs = append(errs, fmt.Errorf("--isolate: detach the copy of %s: %w", mp, err))
+		if err := syscall.Unmount(m.Point, syscall.MNT_DETACH); err != nil && err != syscall.EINVAL && err != syscall.ENOENT {
+			errs = append(errs, fmt.Errorf("--isolate: detach the copy of %s: %w", m.Point, err))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// unescapeOctal decodes mountinfo's octal escapes (\040 for a space).
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -16,6 +16,7 @@ var rank = map[string]int{
 	"internal/layers":     0,
 	"internal/testrepo":   0,
 	"internal/sparse":     0,
+	"internal/mountinfo":  0,
 	"journal":             1,
 	"cow":                 2,
 	"fs":                  3,
