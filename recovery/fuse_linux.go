@@ -5,8 +5,8 @@ package recovery
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/internal/fusectl"
 	"github.com/timeagent-dev/timeagent/internal/mountinfo"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
@@ -81,12 +82,12 @@ func fuseMountedAt(dir string) (bool, string, error) {
 // endpoint is not connected" instead of waiting for a server that is gone.
 func abortConn(dev string) error {
 	_, minor, ok := strings.Cut(dev, ":")
-	if !ok {
+	n, err := strconv.ParseUint(minor, 10, 32)
+	if !ok || err != nil {
 		return fmt.Errorf("abort fuse connection: bad device %q", dev)
 	}
-	p := "/sys/fs/fuse/connections/" + minor + "/abort"
-	if err := os.WriteFile(p, []byte("1"), 0o200); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("abort fuse connection %s: %w", p, err)
+	if err := fusectl.Abort(uint32(n)); err != nil && !errors.Is(err, fusectl.ErrGone) {
+		return err
 	}
 	return nil
 }
@@ -138,27 +139,33 @@ func DetachDead(dir string) error {
 const deadWait = 3 * time.Second
 
 // dead reports whether dir lies on a FUSE mount whose server is gone. It
-// opens the directory: stat may be answered from the kernel's attribute
-// cache (the overlay's lasts an hour) long after the server died; an open
-// always reaches the server. An open that gets no answer within deadWait
-// (a connection kept alive but not served) counts as not dead: the command
-// goes on to the root's lock, where a dead session's mount is detached and
-// its connection aborted without touching it (UnmountStale).
+// asks for the file system's statistics: stat and even open may be
+// answered from the kernel's caches (an overlay's attributes last an hour,
+// and directories are opened without asking the server) long after the
+// server died; statfs always reaches the server. A dead connection answers
+// ENOTCONN, or ECONNABORTED where it used io_uring. A call that gets no
+// answer within deadWait (a connection kept alive but not served) counts
+// as not dead: the command goes on to the root's lock, where a dead
+// session's mount is detached and its connection aborted without touching
+// it (UnmountStale).
 func dead(dir string) bool {
 	done := make(chan error, 1)
 	go func() {
-		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err == nil {
-			unix.Close(fd)
-		}
-		done <- err
+		var st unix.Statfs_t
+		done <- unix.Statfs(dir, &st)
 	}()
 	select {
 	case err := <-done:
-		return errors.Is(err, unix.ENOTCONN)
+		return deadConn(err)
 	case <-time.After(deadWait):
 		return false
 	}
+}
+
+// deadConn reports whether err is what the kernel answers on a FUSE mount
+// whose server is gone.
+func deadConn(err error) bool {
+	return errors.Is(err, unix.ENOTCONN) || errors.Is(err, unix.ECONNABORTED)
 }
 
 // finishDeadFuse applies the dead session's recorded work onto the real tree

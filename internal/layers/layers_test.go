@@ -17,6 +17,7 @@ var rank = map[string]int{
 	"internal/testrepo":   0,
 	"internal/sparse":     0,
 	"internal/mountinfo":  0,
+	"internal/fusectl":    0,
 	"journal":             1,
 	"cow":                 2,
 	"fs":                  3,
