@@ -5,6 +5,9 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	fusefs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
 // Supported reports whether FUSE overlays can be mounted here; the error
@@ -44,4 +47,23 @@ func isMountPoint(path string, dev uint64) (bool, error) {
 		return false, err
 	}
 	return uint64(st.Dev) == dev, nil
+}
+
+// conn is a mounted FUSE connection and the server answering it.
+type conn struct{ server *fuse.Server }
+
+// transport names how requests reach the server.
+func (c *conn) transport() string { return "/dev/fuse" }
+
+// unmount detaches the mount and waits until the server has stopped.
+func (c *conn) unmount() error { return c.server.Unmount() }
+
+// serve mounts the overlay's root at o.path and starts serving it.
+func serve(o *Overlay, opts *fusefs.Options) (*conn, error) {
+	o.root = &node{o: o}
+	server, err := fusefs.Mount(o.path, o.root, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{server: server}, nil
 }

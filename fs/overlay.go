@@ -32,16 +32,16 @@ type store interface {
 
 // Overlay is a mounted copy-on-write view of a root.
 type Overlay struct {
-	space  spaceGauge // free space of the staging file system (space.go)
-	path   string
-	store  store
-	lower  *lowerTree
-	upper  string // StagingDir/upper: the upper tree, same shape as the view
-	tmp    string // StagingDir/tmp: blobs being materialised
-	logf   func(string, ...any)
-	server *fuse.Server
-	dev    uint64 // device number of the mounted file system
-	root   *node
+	space spaceGauge // free space of the staging file system (space.go)
+	path  string
+	store store
+	lower *lowerTree
+	upper string // StagingDir/upper: the upper tree, same shape as the view
+	tmp   string // StagingDir/tmp: blobs being materialised
+	logf  func(string, ...any)
+	conn  *conn
+	dev   uint64 // device number of the mounted file system
+	root  *node
 
 	// epoch changes whenever the task changes (checkpoint, SetView), so
 	// open write handles notice that their next write is a first change.
@@ -156,7 +156,6 @@ func mount(opts Options, st store) (*Overlay, error) {
 	unix.Chmod(o.upper, uint32(rst.Mode)&0o7777)
 	unix.Lchown(o.upper, int(rst.Uid), int(rst.Gid))
 	unix.UtimesNanoAt(unix.AT_FDCWD, o.upper, []unix.Timespec{statAtime(&rst), statMtime(&rst)}, 0)
-	o.root = &node{o: o}
 	timeout := cacheTimeout
 	fopts := &fusefs.Options{
 		MountOptions:    mountOptions(),
@@ -166,12 +165,12 @@ func mount(opts Options, st store) (*Overlay, error) {
 		NullPermissions: true,
 		RootStableAttr:  &fusefs.StableAttr{Ino: uint64(rst.Ino)},
 	}
-	server, err := fusefs.Mount(o.path, o.root, fopts)
+	c, err := serve(o, fopts)
 	if err != nil {
 		lower.close()
 		return nil, fmt.Errorf("mount %s: %w", o.path, err)
 	}
-	o.server = server
+	o.conn = c
 	var mst unix.Stat_t
 	if err := unix.Stat(o.path, &mst); err == nil {
 		o.dev = uint64(mst.Dev)
@@ -207,7 +206,7 @@ const serverStopWait = 2 * time.Second
 // session is over, so the connection is aborted instead.
 func (o *Overlay) unmountServer() error {
 	done := make(chan error, 1)
-	go func() { done <- o.server.Unmount() }()
+	go func() { done <- o.conn.unmount() }()
 	select {
 	case err := <-done:
 		return err
@@ -305,3 +304,7 @@ func (o *Overlay) Unmount() error {
 	}
 	return nil
 }
+
+// Transport names how the kernel's requests reach the overlay: "io_uring"
+// (FUSE over io_uring) or "/dev/fuse".
+func (o *Overlay) Transport() string { return o.conn.transport() }

@@ -46,6 +46,10 @@ func TestPosixNativeLocks(t *testing.T) {
 }
 
 func TestPosix(t *testing.T) {
+	forEachTransport(t, testPosix)
+}
+
+func testPosix(t *testing.T) {
 	var names []string
 	for n := range posixtest.All {
 		names = append(names, n)

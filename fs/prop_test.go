@@ -136,6 +136,10 @@ func genOp(t *rapid.T) op {
 // unmounting, the layers' after states rebuild the mounted tree from the
 // lower tree, and their before states rebuild the lower tree byte for byte.
 func TestDifferential(t *testing.T) {
+	forEachTransport(t, testDifferential)
+}
+
+func testDifferential(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		o, cleanup := setupOverlay(rt, fillProp)
 		defer cleanup()
