@@ -503,3 +503,42 @@ func TestLazyReaderUnlinked(t *testing.T) {
 		t.Fatalf("reads %q", buf[:k])
 	}
 }
+
+// SetView while another process keeps writing the file it changes: every
+// view change ends, and the writer goes on.
+func TestSetViewDuringWrites(t *testing.T) {
+	forEachTransport(t, func(t *testing.T) {
+		o, cleanup := setupOverlay(t, fillSample)
+		defer cleanup()
+		p := filepath.Join(o.root, "lower/a.txt")
+		writer := exec.Command("sh", "-c", `while :; do dd if=/dev/zero of="$1" bs=1M count=8 conv=notrunc status=none || exit 1; done`, "sh", p)
+		if err := writer.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { writer.Process.Kill(); writer.Wait() }()
+		ref, err := o.j.PutBytes([]byte("from the journal"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			for i := 0; i < 30; i++ {
+				target := map[string]journal.NodeState{"lower/a.txt": {Kind: journal.File, Mode: 0o644, Size: ref.Size, Blob: ref}}
+				if err := o.SetView(target, tasks.ID(10+i)); err != nil {
+					done <- err
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			done <- nil
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("SetView hangs while a writer writes the file it changes")
+		}
+	})
+}

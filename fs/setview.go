@@ -24,15 +24,23 @@ import (
 // that changed. Later first-changes go to task. Writes made before are
 // flushed into the task that was active.
 func (o *Overlay) SetView(target map[string]journal.NodeState, task tasks.ID) error {
+	changed, err := o.setView(target, task)
+	// Without o.wmu: invalidating a file's pages waits for a write in
+	// progress, which may be waiting for o.wmu.
+	o.invalidate(changed)
+	return err
+}
+
+func (o *Overlay) setView(target map[string]journal.NodeState, task tasks.ID) ([]string, error) {
 	o.wmu.Lock()
 	defer o.wmu.Unlock()
 	if err := o.Flush(); err != nil {
-		return fmt.Errorf("set view: %w", err)
+		return nil, fmt.Errorf("set view: %w", err)
 	}
 	paths := make([]string, 0, len(target))
 	for p := range target {
 		if !cleanPath(p) {
-			return fmt.Errorf("set view %q: invalid path", p)
+			return nil, fmt.Errorf("set view %q: invalid path", p)
 		}
 		paths = append(paths, p)
 	}
@@ -48,7 +56,7 @@ func (o *Overlay) SetView(target map[string]journal.NodeState, task tasks.ID) er
 	// Changes still waiting belong to the old task, in the old view.
 	if err := o.flushPending(); err != nil {
 		o.mu.Unlock()
-		return fmt.Errorf("set view: %w", err)
+		return nil, fmt.Errorf("set view: %w", err)
 	}
 	var changed []string
 	var err error
@@ -73,11 +81,10 @@ func (o *Overlay) SetView(target map[string]journal.NodeState, task tasks.ID) er
 	}
 	o.setTask(task, true)
 	o.mu.Unlock()
-	o.invalidate(changed)
 	if err != nil {
-		return fmt.Errorf("set view: %w", err)
+		return changed, fmt.Errorf("set view: %w", err)
 	}
-	return nil
+	return changed, nil
 }
 
 // viewRemove makes p absent. Must hold o.mu.
