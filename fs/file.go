@@ -21,6 +21,7 @@ type handle struct {
 	n     *node
 	lower *os.File // opened at the first read that the page cache misses
 	write bool
+	pass  bool // the kernel reads and writes the upper file itself (passthrough.go)
 	epoch atomic.Uint64
 }
 
@@ -61,13 +62,27 @@ func (n *node) ensureUF(p string) error {
 	return nil
 }
 
-func (n *node) addHandle(h *handle) {
+// addHandle registers an open handle and returns what Open answers the
+// kernel: h itself, or as a passHandle. Must hold o.mu.
+func (n *node) addHandle(h *handle) fusefs.FileHandle {
 	n.fmu.Lock()
 	n.handles = append(n.handles, h)
+	if h.pass {
+		n.passed++
+		if h.write {
+			n.passWriters++
+		}
+	} else {
+		n.cached++
+	}
 	n.fmu.Unlock()
 	if h.write {
 		n.o.writers[n]++
 	}
+	if h.pass {
+		return passHandle{h}
+	}
+	return h
 }
 
 var _ = (fusefs.NodeOpener)((*node)(nil))
@@ -117,11 +132,10 @@ func (n *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint3
 	default:
 		// A read-only open of an untouched file opens nothing yet: on a
 		// warm run the kernel's page cache answers every read.
-		n.addHandle(h)
-		return h, keepCache | fuse.FOPEN_NOFLUSH, 0
+		return n.addHandle(h), keepCache | fuse.FOPEN_NOFLUSH, 0
 	}
-	n.addHandle(h)
-	return h, keepCache, 0
+	h.pass = o.passThrough(n, h.write)
+	return n.addHandle(h), n.cacheFlags(h), 0
 }
 
 // pin opens the lower files of the node's lazy read handles, before the node
@@ -186,8 +200,8 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	o.wrote(cn.upperIno())
 	h := &handle{n: cn, write: true}
 	h.epoch.Store(o.epoch.Load())
-	cn.addHandle(h)
-	return inode, h, keepCache, 0
+	h.pass = o.passThrough(cn, true)
+	return inode, cn.addHandle(h), cn.cacheFlags(h), 0
 }
 
 // file is the open file a handle reads and writes.
@@ -274,6 +288,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		return 0, syscall.EBADF
 	}
 	o := h.n.o
+	o.writes.Add(1)
 	o.wmu.RLock()
 	defer o.wmu.RUnlock()
 	if errno := h.beforeWrite(); errno != 0 {
@@ -303,6 +318,7 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 	if !h.write {
 		return 0
 	}
+	h.n.o.sawBlindWrites(h.n)
 	return h.record()
 }
 
@@ -337,6 +353,7 @@ func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 	if !h.write {
 		return 0
 	}
+	h.n.o.sawBlindWrites(h.n)
 	return h.record()
 }
 
@@ -347,6 +364,10 @@ var _ = (fusefs.FileReleaser)((*handle)(nil))
 func (h *handle) Release(ctx context.Context) syscall.Errno {
 	n, o := h.n, h.n.o
 	if h.write {
+		// The last passthrough writer may have written through a mapping
+		// until now: what it leaves is recorded here.
+		o.sawBlindWrites(n)
+		o.prehash(n)
 		if err := o.commitNode(n); err != nil {
 			o.logf("%v", err)
 		}
@@ -366,6 +387,15 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 			n.handles = append(n.handles[:i], n.handles[i+1:]...)
 			break
 		}
+	}
+	if h.pass {
+		n.passed--
+		if h.write {
+			n.passWriters--
+			n.passWritten = true
+		}
+	} else {
+		n.cached--
 	}
 	if len(n.handles) == 0 {
 		if n.uf != nil {

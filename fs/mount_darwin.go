@@ -55,6 +55,9 @@ type conn struct{ server *fuse.Server }
 // transport names how requests reach the server.
 func (c *conn) transport() string { return "/dev/fuse" }
 
+// passthrough: macFUSE has no backing files.
+func (c *conn) passthrough() bool { return false }
+
 // unmount detaches the mount and waits until the server has stopped.
 func (c *conn) unmount() error { return c.server.Unmount() }
 

@@ -107,6 +107,12 @@ func (c *conn) transport() string {
 	return "/dev/fuse"
 }
 
+// passthrough reports whether the kernel takes backing files for opened
+// files (FUSE passthrough), which registering needs root for.
+func (c *conn) passthrough() bool {
+	return os.Geteuid() == 0 && passthroughNegotiated(c.server.KernelSettings())
+}
+
 // unmount detaches the mount and waits until the server has stopped.
 func (c *conn) unmount() error {
 	if !c.fd {

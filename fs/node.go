@@ -28,6 +28,12 @@ type node struct {
 	ufIno   uint64
 	handles []*handle
 	dirty   atomic.Bool // written since its content was last recorded
+	// passed and cached count the open handles whose I/O the kernel
+	// passes to the upper file and those it sends to the overlay: the
+	// kernel refuses to mix the two on one inode (passthrough.go).
+	passed, cached int
+	passWriters    int  // open passthrough handles that can write
+	passWritten    bool // written by passthrough since the last cached open
 	// last holds a directory's last attributes given to the kernel, for
 	// when it is removed while still in use (a process's cwd). Files
 	// answer from their open files instead; most nodes are files, and the

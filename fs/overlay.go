@@ -68,6 +68,8 @@ type Overlay struct {
 	lowerBlobs    map[string]journal.BlobRef // content of lower files already hashed
 	writers       map[*node]int              // file nodes with open write handles
 	unmounted     bool
+	passthrough   bool         // the kernel passes opened upper files through (passthrough.go)
+	writes        atomic.Int64 // WRITE requests served (passthrough writes never come)
 
 	hmu    sync.Mutex
 	hashed map[uint64]*hashEntry // upper file inode -> content blob
@@ -171,6 +173,7 @@ func mount(opts Options, st store) (*Overlay, error) {
 		return nil, fmt.Errorf("mount %s: %w", o.path, err)
 	}
 	o.conn = c
+	o.passthrough = c.passthrough()
 	var mst unix.Stat_t
 	if err := unix.Stat(o.path, &mst); err == nil {
 		o.dev = uint64(mst.Dev)
@@ -240,6 +243,8 @@ func (o *Overlay) Flush() error {
 	o.mu.Unlock()
 	var errs []error
 	for _, n := range nodes {
+		o.sawBlindWrites(n)
+		o.prehash(n)
 		if err := o.commitNode(n); err != nil {
 			errs = append(errs, err)
 		}
@@ -264,6 +269,9 @@ func (o *Overlay) Checkpoint(next tasks.ID) error {
 		return fmt.Errorf("checkpoint %s: %w", o.path, err)
 	}
 	o.setTask(next, false)
+	if err := o.touchWriters(); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", o.path, err)
+	}
 	return nil
 }
 

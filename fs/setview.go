@@ -80,6 +80,9 @@ func (o *Overlay) setView(target map[string]journal.NodeState, task tasks.ID) ([
 		}
 	}
 	o.setTask(task, true)
+	if terr := o.touchWriters(); terr != nil && err == nil {
+		err = terr
+	}
 	o.mu.Unlock()
 	if err != nil {
 		return changed, fmt.Errorf("set view: %w", err)

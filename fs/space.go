@@ -49,3 +49,18 @@ func (o *Overlay) checkSpace(end, n int64) syscall.Errno {
 	g.written += n
 	return 0
 }
+
+// room reports whether more than need bytes are free on the staging file
+// system beyond the reserve, measuring at most every spaceCheckEvery.
+func (g *spaceGauge) room(dir string, need int64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if time.Since(g.at) > spaceCheckEvery {
+		var st unix.Statfs_t
+		if err := unix.Statfs(dir, &st); err != nil {
+			return false
+		}
+		g.at, g.free, g.written = time.Now(), int64(st.Bavail)*int64(st.Bsize), 0
+	}
+	return g.free-g.written > need+spaceReserve
+}

@@ -1,0 +1,126 @@
+//go:build linux || darwin
+
+package fs
+
+import (
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// FUSE passthrough (Linux 6.9 and later): for a file open on a passHandle
+// the kernel reads and writes the node's upper file itself, so neither
+// reads nor writes reach the overlay. A file is passed through only once it
+// is in the upper tree, that is after its first change has been recorded
+// (copy-up happens at the open for writing, as before): the lower files of
+// untouched paths keep being read through the overlay and the page cache,
+// because a copy-up cannot move a reader that the kernel bound to the lower
+// file.
+//
+// The kernel binds one backing file to an inode and refuses to mix passed
+// and cached opens of it, so a node opens the way its open handles already
+// do (node.passed, node.cached). What the overlay no longer sees it makes
+// up for where it matters:
+//
+//   - a passthrough writer is assumed to have written at every close,
+//     fsync, checkpoint and view change (sawBlindWrites), so its content is
+//     hashed and recorded then as for any written file, and the last
+//     release records what a shared mapping wrote after the close;
+//   - after a checkpoint or a view change, the paths of files open for
+//     writing get their before state in the new task at once
+//     (touchWriters), since the first write after it is not seen;
+//   - the first cached open after passthrough writes drops the kernel's
+//     cached pages (cacheFlags);
+//   - a write fails with ENOSPC before the journal's disk fills only for
+//     writes the overlay sees, so files are opened for writing with
+//     passthrough only while more than passthroughMinFree is free.
+
+// passthroughMinFree is the free space of the staging file system below
+// which files are no longer opened for writing with passthrough, so that
+// every write is checked against the journal's reserve (space.go).
+const passthroughMinFree = 4 << 30
+
+// passHandle is an open handle the kernel passes through to the node's
+// upper file; go-fuse registers that file as the inode's backing file.
+type passHandle struct{ *handle }
+
+// PassthroughFd is the upper file, which the kernel reads and writes.
+func (h passHandle) PassthroughFd() (int, bool) {
+	n := h.n
+	n.fmu.Lock()
+	defer n.fmu.Unlock()
+	if n.uf == nil {
+		return -1, false
+	}
+	return int(n.uf.Fd()), true
+}
+
+// passThrough decides whether a new open of the upper node n is passed
+// through. Must hold o.mu.
+func (o *Overlay) passThrough(n *node, write bool) bool {
+	if !o.passthrough {
+		return false
+	}
+	n.fmu.Lock()
+	passed, cached := n.passed, n.cached
+	n.fmu.Unlock()
+	switch {
+	case cached > 0:
+		return false
+	case passed > 0:
+		return true
+	case write:
+		return o.space.room(o.upper, passthroughMinFree)
+	}
+	return true
+}
+
+// cacheFlags are the open flags of handle h of n: cached handles keep the
+// kernel's pages across opens unless passthrough writers changed the file
+// behind them. Passed-through handles have no pages.
+func (n *node) cacheFlags(h *handle) uint32 {
+	if h.pass {
+		return 0
+	}
+	n.fmu.Lock()
+	defer n.fmu.Unlock()
+	if n.passWritten {
+		n.passWritten = false
+		return 0
+	}
+	return keepCache
+}
+
+// sawBlindWrites marks n written if it is open for writing with
+// passthrough, so the next record hashes its content again.
+func (o *Overlay) sawBlindWrites(n *node) {
+	n.fmu.Lock()
+	blind := n.passWriters > 0
+	ino := n.ufIno
+	n.fmu.Unlock()
+	if blind {
+		o.wrote(ino)
+		n.dirty.Store(true)
+	}
+}
+
+// touchWriters gives every path open for writing its before state in the
+// task just started: passthrough writes do not come through Write, where
+// the first write of a task records it. Must hold o.mu.
+func (o *Overlay) touchWriters() error {
+	for n := range o.writers {
+		p, ok := n.path()
+		if !ok {
+			continue
+		}
+		// The content was hashed by the flush that ended the last task.
+		if err := o.touch(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// passthroughNegotiated reports whether the kernel offered passthrough at
+// INIT (go-fuse asks for it by default).
+func passthroughNegotiated(k *fuse.InitIn) bool {
+	return k.Flags64()&fuse.CAP_PASSTHROUGH != 0
+}

@@ -1,0 +1,149 @@
+//go:build linux
+
+package fs
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/timeagent-dev/timeagent/journal"
+)
+
+// kernelAtLeast reports whether the running kernel is major.minor or newer.
+func kernelAtLeast(major, minor int) bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	rel := unix.ByteSliceToString(u.Release[:])
+	f := strings.FieldsFunc(rel, func(r rune) bool { return r < '0' || r > '9' })
+	if len(f) < 2 {
+		return false
+	}
+	a, _ := strconv.Atoi(f[0])
+	b, _ := strconv.Atoi(f[1])
+	return a > major || a == major && b >= minor
+}
+
+// Files in the upper tree are passed through: the kernel reads and writes
+// them without the overlay, and what they hold is still recorded at close,
+// seen by every reader, and kept apart from untouched lower files.
+func TestPassthrough(t *testing.T) {
+	forEachTransport(t, func(t *testing.T) {
+		o, cleanup := setupOverlay(t, fillSample)
+		defer cleanup()
+		if !o.passthrough {
+			if os.Geteuid() == 0 && kernelAtLeast(6, 9) {
+				t.Fatal("passthrough not negotiated, as root on Linux 6.9 or later")
+			}
+			t.Skip("not run: FUSE passthrough needs root and Linux 6.9")
+		}
+		// A new file written in many small writes: none reaches the overlay,
+		// and the content is in the journal when close returns.
+		p := filepath.Join(o.root, "new.bin")
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		before := o.writes.Load()
+		for i := 0; i < 64; i++ {
+			chunk := bytes.Repeat([]byte{byte(i)}, 4096)
+			want.Write(chunk)
+			if _, err := f.Write(chunk); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := o.writes.Load() - before; n != 0 {
+			t.Fatalf("%d writes of a passed-through file reached the overlay", n)
+		}
+		// A reader opened while the writer is open sees what it wrote.
+		if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("reader beside the writer: %d bytes, err %v", len(got), err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		c, ok, err := o.j.LayerChange(1, "new.bin")
+		if err != nil || !ok || blob(t, o.j, c.After) != want.String() {
+			t.Fatalf("recorded at close: ok=%v err=%v", ok, err)
+		}
+
+		// A lower file read through the page cache, then rewritten with
+		// passthrough: later readers see the new content, not old pages.
+		a := filepath.Join(o.root, "lower/a.txt")
+		if got := readFile(t, a); got != "hello lower\n" {
+			t.Fatalf("lower a.txt: %q", got)
+		}
+		before = o.writes.Load()
+		if err := os.WriteFile(a, []byte("rewritten\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if n := o.writes.Load() - before; n != 0 {
+			t.Fatalf("%d writes reached the overlay", n)
+		}
+		if got := readFile(t, a); got != "rewritten\n" {
+			t.Fatalf("a.txt after a passthrough write reads %q", got)
+		}
+		if c := change(t, o, 1, "lower/a.txt"); blob(t, o.j, c.Before) != "hello lower\n" || blob(t, o.j, c.After) != "rewritten\n" {
+			t.Fatalf("a.txt change: %+v", c)
+		}
+
+		// A reader of an untouched lower file holds it open (cached): a
+		// writer opened meanwhile goes through the overlay, so the reader
+		// sees the new content at once.
+		b := filepath.Join(o.root, "lower/sub/b.bin")
+		r, err := os.Open(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		before = o.writes.Load()
+		if err := os.WriteFile(b, []byte("via the overlay"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if o.writes.Load() == before {
+			t.Fatal("a writer beside a cached reader was passed through")
+		}
+		buf := make([]byte, 64)
+		k, _ := r.ReadAt(buf, 0)
+		if string(buf[:k]) != "via the overlay" {
+			t.Fatalf("the open reader sees %q", buf[:k])
+		}
+
+		// mmap writes through a passed-through file, after its close: the
+		// last release records them.
+		m := filepath.Join(o.root, "mapped.bin")
+		if err := os.WriteFile(m, bytes.Repeat([]byte("."), 8192), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		script := `import mmap, os, sys
+f = os.open(sys.argv[1], os.O_RDWR)
+mm = mmap.mmap(f, 0)
+os.close(f)
+mm[0:6] = b"MAPPED"
+mm.flush()
+mm.close()
+`
+		if out, err := exec.Command("python3", "-c", script, m).CombinedOutput(); err != nil {
+			t.Fatalf("mmap writer: %v %s", err, out)
+		}
+		if err := o.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		c, ok, err = o.j.LayerChange(1, "mapped.bin")
+		if err != nil || !ok || !strings.HasPrefix(blob(t, o.j, c.After), "MAPPED..") {
+			t.Fatalf("mmap write recorded: ok=%v err=%v", ok, err)
+		}
+		if c.After.Kind != journal.File || c.After.Size != 8192 {
+			t.Fatalf("mapped.bin after: %+v", c.After)
+		}
+	})
+}
