@@ -24,10 +24,16 @@
 // copies; extended attributes are kept in the view but not in node states.
 //
 // Reads of untouched files go to the lower tree; a read-only open opens the
-// lower file only when the kernel's page cache misses. Kernel passthrough is
-// not used: the kernel binds one backing file per inode, so a copy-up while a
-// reader holds the lower file open would fail the writer (EBUSY) or leave the
-// reader on stale content, which breaks open readers' view of new content.
+// lower file only when the kernel's page cache misses. Files in the upper
+// tree are opened with kernel passthrough (passthrough.go): the kernel reads
+// and writes the upper file itself. Lower files are not: a copy-up cannot
+// move a reader the kernel bound to the lower file, and the kernel refuses
+// to mix passed and cached opens of one inode.
+//
+// Requests reach the overlay through FUSE over io_uring where the kernel
+// allows it (uring_linux.go: one queue per CPU, served on that CPU), else by
+// reading /dev/fuse. Directories are read without OPENDIR (dirread_linux.go),
+// so the kernel keeps their listings and asks again only after a change.
 //
 // The package owns the FUSE nodes and the upper layer. It must not know about
 // the CLI. go-fuse's own fs package is imported as fusefs everywhere.

@@ -364,9 +364,11 @@ var _ = (fusefs.FileReleaser)((*handle)(nil))
 func (h *handle) Release(ctx context.Context) syscall.Errno {
 	n, o := h.n, h.n.o
 	if h.write {
-		// The last passthrough writer may have written through a mapping
-		// until now: what it leaves is recorded here.
-		o.sawBlindWrites(n)
+		// A passthrough writer may have written through a mapping until
+		// now: what it left is recorded here.
+		if h.pass && o.changedSinceHash(n) {
+			o.sawBlindWrites(n)
+		}
 		o.prehash(n)
 		if err := o.commitNode(n); err != nil {
 			o.logf("%v", err)

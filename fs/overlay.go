@@ -82,6 +82,16 @@ type hashEntry struct {
 	valid bool
 	mtime int64
 	blob  journal.BlobRef
+	seen  fileStamp // the file as it was when it was hashed
+}
+
+// fileStamp is what a change of a file's content changes: its size and
+// times. On Linux 6.13 and later a change after a stat always gets a new,
+// fine-grained change time (multigrain timestamps).
+type fileStamp struct{ size, mtime, ctime int64 }
+
+func stampOf(st *unix.Stat_t) fileStamp {
+	return fileStamp{st.Size, statMtimeNs(st), statCtimeNs(st)}
 }
 
 // cacheTimeout is the kernel's entry, attribute and negative-entry timeout.

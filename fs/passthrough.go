@@ -4,6 +4,7 @@ package fs
 
 import (
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 )
 
 // FUSE passthrough (Linux 6.9 and later): for a file open on a passHandle
@@ -22,8 +23,9 @@ import (
 //
 //   - a passthrough writer is assumed to have written at every close,
 //     fsync, checkpoint and view change (sawBlindWrites), so its content is
-//     hashed and recorded then as for any written file, and the last
-//     release records what a shared mapping wrote after the close;
+//     hashed and recorded then as for any written file; its release records
+//     it again when the file changed since (a shared mapping can write
+//     after the close);
 //   - after a checkpoint or a view change, the paths of files open for
 //     writing get their before state in the new task at once
 //     (touchWriters), since the first write after it is not seen;
@@ -100,6 +102,25 @@ func (o *Overlay) sawBlindWrites(n *node) {
 		o.wrote(ino)
 		n.dirty.Store(true)
 	}
+}
+
+// changedSinceHash reports whether the upper file of n may differ from its
+// content as last hashed: a passthrough writer's release records the file
+// again only then (a shared mapping may have written it after the close).
+func (o *Overlay) changedSinceHash(n *node) bool {
+	n.fmu.Lock()
+	defer n.fmu.Unlock()
+	if n.uf == nil {
+		return true
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(n.uf.Fd()), &st) != nil {
+		return true
+	}
+	o.hmu.Lock()
+	defer o.hmu.Unlock()
+	e := o.hashed[uint64(st.Ino)]
+	return e == nil || !e.valid || e.seen != stampOf(&st)
 }
 
 // touchWriters gives every path open for writing its before state in the

@@ -117,7 +117,7 @@ func (o *Overlay) hashUpper(st *unix.Stat_t, open func() (*os.File, error)) (jou
 	}
 	o.hmu.Lock()
 	if e.gen == gen {
-		e.valid, e.blob = true, ref
+		e.valid, e.blob, e.seen = true, ref, stampOf(&fst)
 	}
 	o.hmu.Unlock()
 	return ref, nil

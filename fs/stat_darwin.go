@@ -5,6 +5,7 @@ import "golang.org/x/sys/unix"
 func statAtime(st *unix.Stat_t) unix.Timespec { return st.Atim }
 func statMtime(st *unix.Stat_t) unix.Timespec { return st.Mtim }
 func statMtimeNs(st *unix.Stat_t) int64       { return st.Mtim.Nano() }
+func statCtimeNs(st *unix.Stat_t) int64       { return st.Ctim.Nano() }
 
 const utimeOmit = -2
 

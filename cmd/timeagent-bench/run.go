@@ -30,7 +30,7 @@ type config struct {
 	readMiB   int    // size of the file read and written in the fuse workloads
 	create    int    // small files created in the fuse workloads
 	hugeBytes int64  // size of the file over 4 GiB in a fuse session
-	only      string // run only this section (development): "huge"
+	only      string // run only this section (development): "huge" or "fuse"
 }
 
 // bench holds the state shared between sections.
@@ -54,12 +54,12 @@ func runMain(args []string) error {
 	bin := fs.String("bin", "bin/timeagent", "timeagent binary")
 	out := fs.String("out", "bench/RESULTS.md", "markdown results file")
 	reps := fs.Int("reps", 3, "repetitions of each step (median taken)")
-	only := fs.String("only", "", `run only one section: "huge" (the file over 4 GiB); results are written only with an explicit -out`)
+	only := fs.String("only", "", `run only one section: "huge" (the file over 4 GiB) or "fuse" (session start and workloads; ratios to copy mode are then missing); results are written only with an explicit -out`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *only != "" && *only != "huge" {
-		return fmt.Errorf("run: -only %q: want huge", *only)
+	if *only != "" && *only != "huge" && *only != "fuse" {
+		return fmt.Errorf("run: -only %q: want huge or fuse", *only)
 	}
 	outSet := false
 	fs.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
@@ -118,6 +118,13 @@ func (b *bench) sections() error {
 	cfg := b.cfg
 	if cfg.only == "huge" {
 		return b.hugeFile(cfg.sizes[0])
+	}
+	if cfg.only == "fuse" {
+		largest := cfg.sizes[len(cfg.sizes)-1]
+		if err := b.prepareTree(largest); err != nil {
+			return err
+		}
+		return b.fuse(largest)
 	}
 	for _, n := range cfg.sizes {
 		if err := b.checkpoints(n); err != nil {
