@@ -275,13 +275,12 @@ func (o *Overlay) Checkpoint(next tasks.ID) error {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if err := o.flushPending(); err != nil {
+	sealed, err := o.sealWriters()
+	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", o.path, err)
 	}
 	o.setTask(next, false)
-	if err := o.touchWriters(); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", o.path, err)
-	}
+	o.carryWriters(sealed, nil)
 	return nil
 }
 

@@ -5,6 +5,8 @@ package fs
 import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
+
+	"github.com/timeagent-dev/timeagent/journal"
 )
 
 // FUSE passthrough (Linux 6.9 and later): for a file open on a passHandle
@@ -26,9 +28,10 @@ import (
 //     hashed and recorded then as for any written file; its release records
 //     it again when the file changed since (a shared mapping can write
 //     after the close);
-//   - after a checkpoint or a view change, the paths of files open for
-//     writing get their before state in the new task at once
-//     (touchWriters), since the first write after it is not seen;
+//   - when the task changes (checkpoint, view change), the state of every
+//     file open for writing is read once, recorded as its after state in
+//     the old task and carried over as its before state in the new one
+//     (sealWriters, carryWriters): the first write after it is not seen;
 //   - the first cached open after passthrough writes drops the kernel's
 //     cached pages (cacheFlags);
 //   - a write fails with ENOSPC before the journal's disk fills only for
@@ -123,21 +126,50 @@ func (o *Overlay) changedSinceHash(n *node) bool {
 	return e == nil || !e.valid || e.seen != stampOf(&st)
 }
 
-// touchWriters gives every path open for writing its before state in the
-// task just started: passthrough writes do not come through Write, where
-// the first write of a task records it. Must hold o.mu.
-func (o *Overlay) touchWriters() error {
+// sealWriters records the state of every file open for writing into the
+// active task, reading each once, and returns those states: they become the
+// same paths' before states in the next task (carryWriters). A passthrough
+// write is not stopped by the write lock while the task changes; this way it
+// belongs to exactly one of the two tasks. Must hold o.mu.
+func (o *Overlay) sealWriters() (map[string]journal.NodeState, error) {
 	for n := range o.writers {
 		p, ok := n.path()
 		if !ok {
 			continue
 		}
-		// The content was hashed by the flush that ended the last task.
+		n.dirty.Store(false)
 		if err := o.touch(p); err != nil {
-			return err
+			return nil, err
+		}
+		o.pending[p] = true
+	}
+	return o.flushPendingStates()
+}
+
+// carryWriters gives the paths of files open for writing, except those in
+// or below skip, their sealed states as before states in the task just started: the
+// first write after it may not come through Write, where a task's first
+// write records one. Must hold o.mu.
+func (o *Overlay) carryWriters(sealed map[string]journal.NodeState, skip map[string]bool) {
+	for n := range o.writers {
+		p, ok := n.path()
+		if !ok || underAny(p, skip) {
+			continue
+		}
+		if s, ok := sealed[p]; ok {
+			o.before[p] = s
 		}
 	}
-	return nil
+}
+
+// underAny reports whether p or one of its ancestors is in set.
+func underAny(p string, set map[string]bool) bool {
+	for ; p != ""; p = parentOf(p) {
+		if set[p] {
+			return true
+		}
+	}
+	return false
 }
 
 // passthroughNegotiated reports whether the kernel offered passthrough at

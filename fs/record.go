@@ -244,15 +244,22 @@ func (o *Overlay) commit(paths ...string) error {
 }
 
 // flushPending writes the after states of every pending path (their states
-// now). A path back at its before state is dropped from the layer. Must hold
-// o.mu.
+// now). A path back at its before state is dropped from the layer. Must
+// hold o.mu.
 func (o *Overlay) flushPending() error {
+	_, err := o.flushPendingStates()
+	return err
+}
+
+// flushPendingStates is flushPending, returning the states it read.
+func (o *Overlay) flushPendingStates() (map[string]journal.NodeState, error) {
 	if len(o.pending) == 0 {
-		return nil
+		return nil, nil
 	}
 	var changes []journal.Change
 	var drop []string
 	var errs []error
+	states := make(map[string]journal.NodeState, len(o.pending))
 	for p := range o.pending {
 		b := o.before[p]
 		after, err := o.stateOf(p)
@@ -260,6 +267,7 @@ func (o *Overlay) flushPending() error {
 			errs = append(errs, err)
 			continue
 		}
+		states[p] = after
 		delete(o.pending, p)
 		if after.Equal(b) {
 			if o.written[p] {
@@ -281,7 +289,7 @@ func (o *Overlay) flushPending() error {
 			errs = append(errs, fmt.Errorf("record %s: %w", changes[0].Path, err))
 		}
 	}
-	return errors.Join(errs...)
+	return states, errors.Join(errs...)
 }
 
 // commitNode records the content of a file node written through its handles.

@@ -54,12 +54,12 @@ func (o *Overlay) setView(target map[string]journal.NodeState, task tasks.ID) ([
 	})
 	o.mu.Lock()
 	// Changes still waiting belong to the old task, in the old view.
-	if err := o.flushPending(); err != nil {
+	sealed, err := o.sealWriters()
+	if err != nil {
 		o.mu.Unlock()
 		return nil, fmt.Errorf("set view: %w", err)
 	}
 	var changed []string
-	var err error
 	for i := len(paths) - 1; i >= 0 && err == nil; i-- {
 		if p := paths[i]; target[p].Kind == journal.Absent {
 			var did bool
@@ -80,9 +80,11 @@ func (o *Overlay) setView(target map[string]journal.NodeState, task tasks.ID) ([
 		}
 	}
 	o.setTask(task, true)
-	if terr := o.touchWriters(); terr != nil && err == nil {
-		err = terr
+	moved := make(map[string]bool, len(changed))
+	for _, p := range changed {
+		moved[p] = true
 	}
+	o.carryWriters(sealed, moved)
 	o.mu.Unlock()
 	if err != nil {
 		return changed, fmt.Errorf("set view: %w", err)
