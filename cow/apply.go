@@ -736,13 +736,23 @@ func (a *applier) setDirModes(paths []string) error {
 			return err
 		}
 	}
-	// Directories outside the target that were opened up get their mode back.
+	// Directories outside the target that were opened up get their mode
+	// back. One the target names is the target's to decide: it may now be
+	// a file or a symlink, which must not get the old directory's mode (a
+	// chmod would follow the link to its target).
 	for _, dir := range sortedKeys(a.writable) {
 		mode := a.writable[dir]
-		if mode == nil || a.target[dir].Kind == dirKind {
+		if _, inTarget := a.target[dir]; mode == nil || inTarget {
 			continue
 		}
-		if err := a.root.Chmod(dir, *mode); err != nil && !isNotExist(err) {
+		st, ok, err := a.lstat(dir)
+		if err != nil {
+			return err
+		}
+		if !ok || st.kind != dirKind {
+			continue
+		}
+		if err := a.root.Chmod(dir, *mode); err != nil {
 			return fmt.Errorf("apply: chmod %s: %w", dir, err)
 		}
 	}

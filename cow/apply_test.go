@@ -258,3 +258,40 @@ func TestApplyNeverWritesThroughSymlinks(t *testing.T) {
 		t.Errorf("other/x exists: %v", err)
 	}
 }
+
+// TestApplyReplacesReadOnlyDir: a read-only directory whose children the
+// apply removes is opened up for that; when the target replaces the
+// directory itself (by a file, a symlink, or nothing), the directory's old
+// mode must not land on what takes its place, nor through a symlink on the
+// link's target.
+func TestApplyReplacesReadOnlyDir(t *testing.T) {
+	blobs := newMemBlobs()
+	ref, _ := blobs.PutBlob(strings.NewReader("file now"))
+	for _, tc := range []struct {
+		name string
+		d    NodeState
+	}{
+		{"file", NodeState{Kind: fileKind, Mode: 0o644, Size: 8, Blob: ref}},
+		{"symlink", linkState("other")},
+		{"removed", NodeState{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, "d/x", "child", 0o644)
+			write(t, dir, "other", "link target", 0o600)
+			mustDo(t, os.Chmod(filepath.Join(dir, "d"), 0o555))
+			target := map[string]NodeState{"d": tc.d, "d/x": {}}
+			root := openRoot(t, dir)
+			if _, err := Apply(root, blobs, target, nil); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]NodeState{"other": fileState("link target", 0o600)}
+			if tc.d.Kind != absentKind {
+				want["d"] = tc.d
+			}
+			if d := diffStates(want, scanStates(t, root, blobs)); d != "" {
+				t.Errorf("tree after apply differs from the target:\n%s", d)
+			}
+		})
+	}
+}
