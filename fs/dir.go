@@ -104,14 +104,16 @@ func (d *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 
 var _ = (fusefs.FileFsyncdirer)((*dirHandle)(nil))
 
-// Fsyncdir records every pending change.
+// Fsyncdir records every pending change and syncs the journal, so the
+// directory's entries as the agent sees them survive a power cut.
 func (d *dirHandle) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
 	o := d.n.o
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	if err := o.flushPending(); err != nil {
+	err := o.flushPending()
+	o.mu.Unlock()
+	if err != nil {
 		o.logf("%v", err)
 		return syscall.EIO
 	}
-	return 0
+	return o.syncJournal()
 }

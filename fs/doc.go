@@ -18,7 +18,9 @@
 // is in the journal before the operation returns to the agent: unlink,
 // rename, mkdir, symlink, chmod, truncate at once, and a file written
 // through an open handle at its close or fsync (or within 50 ms while it
-// stays open). A path back at its before state is dropped from the
+// stays open). Records are written without a sync, which survives a kill;
+// fsync, fdatasync and a directory's fsync also sync the journal before
+// they return, so what the agent synced survives a power cut. A path back at its before state is dropped from the
 // layer. A renamed directory is copied up whole, so every descendant is
 // recorded under its old path (absent) and its new one. Hard links are
 // copies; extended attributes are kept in the view but not in node states.

@@ -343,18 +343,21 @@ func (h *handle) record() syscall.Errno {
 
 var _ = (fusefs.FileFsyncer)((*handle)(nil))
 
-// Fsync syncs the upper file and records its content.
+// Fsync syncs the upper file, records its content and syncs the journal,
+// so what was fsync'd survives a power cut. Any descriptor of the file
+// syncs what every writer wrote, as on a local file system.
 func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 	if f := h.file(); f == nil {
 		return syscall.EIO
 	} else if err := f.Sync(); err != nil {
 		return toErrno(err)
 	}
-	if !h.write {
-		return 0
+	o := h.n.o
+	o.sawBlindWrites(h.n)
+	if errno := h.record(); errno != 0 {
+		return errno
 	}
-	h.n.o.sawBlindWrites(h.n)
-	return h.record()
+	return o.syncJournal()
 }
 
 var _ = (fusefs.FileReleaser)((*handle)(nil))

@@ -36,6 +36,13 @@ type tb interface {
 // returned cleanup unmounts and removes everything.
 func setupOverlay(t tb, fill func(root string)) (*testOverlay, func()) {
 	t.Helper()
+	return setupOverlayStore(t, fill, nil)
+}
+
+// setupOverlayStore is setupOverlay with the overlay writing to wrap(j)
+// instead of the journal itself, when wrap is not nil.
+func setupOverlayStore(t tb, fill func(root string), wrap func(*journal.Journal) store) (*testOverlay, func()) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "fs-test-")
 	if err != nil {
 		t.Fatalf("%v", err)
@@ -55,7 +62,11 @@ func setupOverlay(t tb, fill func(root string)) (*testOverlay, func()) {
 	if err != nil {
 		t.Fatalf("journal: %v", err)
 	}
-	o, err := Mount(Options{RootPath: root, StagingDir: staging, Journal: j, Task: 1, Logf: t.Logf})
+	var st store = j
+	if wrap != nil {
+		st = wrap(j)
+	}
+	o, err := mount(Options{RootPath: root, StagingDir: staging, Journal: j, Task: 1, Logf: t.Logf}, st)
 	if err != nil {
 		j.Close()
 		t.Fatalf("mount: %v", err)

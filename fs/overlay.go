@@ -28,6 +28,9 @@ type store interface {
 	PutChanges(id tasks.ID, changes []journal.Change) error
 	DeleteChanges(id tasks.ID, paths []string) error
 	LayerChange(id tasks.ID, path string) (journal.Change, bool, error)
+	// Sync makes every record written so far durable: an fsync through
+	// the mount returns only after it.
+	Sync() error
 }
 
 // Overlay is a mounted copy-on-write view of a root.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -241,6 +242,17 @@ func (o *Overlay) commit(paths ...string) error {
 		})
 	}
 	return nil
+}
+
+// syncJournal makes every record written so far durable (fsync, fsyncdir).
+// Records are otherwise written without a sync: that survives a kill of
+// timeagent, not a power cut.
+func (o *Overlay) syncJournal() syscall.Errno {
+	if err := o.store.Sync(); err != nil {
+		o.logf("%v", err)
+		return syscall.EIO
+	}
+	return 0
 }
 
 // flushPending writes the after states of every pending path (their states
