@@ -110,8 +110,13 @@ func (c *conn) transport() string {
 // passthrough reports whether the kernel takes backing files for opened
 // files (FUSE passthrough), which registering needs root for.
 func (c *conn) passthrough() bool {
-	return os.Geteuid() == 0 && passthroughNegotiated(c.server.KernelSettings())
+	return !noPassthrough && os.Geteuid() == 0 && passthroughNegotiated(c.server.KernelSettings())
 }
+
+// noPassthrough makes the overlay serve as where the kernel declines FUSE
+// passthrough (before Linux 6.9, or not root): every read and write of an
+// upper file reaches the overlay (set by the tests of that fallback).
+var noPassthrough bool
 
 // unmount detaches the mount and waits until the server has stopped.
 func (c *conn) unmount() error {

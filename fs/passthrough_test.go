@@ -147,3 +147,86 @@ mm.close()
 		}
 	})
 }
+
+// Where the kernel declines passthrough (before Linux 6.9, or not root),
+// every write of an upper file reaches the overlay, and the file is still
+// recorded at close, at fsync and when a checkpoint splits its writes.
+func TestNoPassthrough(t *testing.T) {
+	noPassthrough = true
+	defer func() { noPassthrough = false }()
+	o, cleanup := setupOverlay(t, fillSample)
+	defer cleanup()
+	if o.passthrough {
+		t.Fatal("passthrough used though the kernel declined it")
+	}
+	p := filepath.Join(o.root, "new.bin")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	before := o.writes.Load()
+	for i := 0; i < 64; i++ {
+		chunk := bytes.Repeat([]byte{byte(i)}, 4096)
+		want.Write(chunk)
+		if _, err := f.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := o.writes.Load() - before; n < 64 {
+		t.Fatalf("%d of 64 writes reached the overlay", n)
+	}
+	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("reader beside the writer: %d bytes, err %v", len(got), err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := o.j.LayerChange(1, "new.bin")
+	if err != nil || !ok || blob(t, o.j, c.After) != want.String() {
+		t.Fatalf("recorded at close: ok=%v err=%v", ok, err)
+	}
+
+	// A lower file rewritten: copied up, written through the overlay,
+	// recorded with its lower content as before.
+	a := filepath.Join(o.root, "lower/a.txt")
+	before = o.writes.Load()
+	if err := os.WriteFile(a, []byte("rewritten\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if o.writes.Load() == before {
+		t.Fatal("the write of a.txt did not reach the overlay")
+	}
+	if c := change(t, o, 1, "lower/a.txt"); blob(t, o.j, c.Before) != "hello lower\n" || blob(t, o.j, c.After) != "rewritten\n" {
+		t.Fatalf("a.txt change: %+v", c)
+	}
+
+	// An open writer across a checkpoint: what it wrote before goes to
+	// task 1, what it writes after to task 2, recorded at fsync.
+	w, err := os.OpenFile(a, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.WriteString("one\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Checkpoint(2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteString("two\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if c := change(t, o, 1, "lower/a.txt"); blob(t, o.j, c.After) != "rewritten\none\n" {
+		t.Fatalf("task 1 after: %q", blob(t, o.j, c.After))
+	}
+	if c := change(t, o, 2, "lower/a.txt"); blob(t, o.j, c.Before) != "rewritten\none\n" || blob(t, o.j, c.After) != "rewritten\none\ntwo\n" {
+		t.Fatalf("task 2: before %q after %q", blob(t, o.j, c.Before), blob(t, o.j, c.After))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

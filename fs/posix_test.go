@@ -46,7 +46,7 @@ func TestPosixNativeLocks(t *testing.T) {
 }
 
 func TestPosix(t *testing.T) {
-	forEachTransport(t, testPosix)
+	forEachServing(t, testPosix)
 }
 
 func testPosix(t *testing.T) {

@@ -136,7 +136,7 @@ func genOp(t *rapid.T) op {
 // unmounting, the layers' after states rebuild the mounted tree from the
 // lower tree, and their before states rebuild the lower tree byte for byte.
 func TestDifferential(t *testing.T) {
-	forEachTransport(t, testDifferential)
+	forEachServing(t, testDifferential)
 }
 
 func testDifferential(t *testing.T) {

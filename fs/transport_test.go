@@ -31,6 +31,18 @@ func forEachTransport(t *testing.T, test func(t *testing.T)) {
 	})
 }
 
+// forEachServing runs test over both transports (forEachTransport), then
+// once more with passthrough declined, as an older kernel or a user who is
+// not root would have it.
+func forEachServing(t *testing.T, test func(t *testing.T)) {
+	forEachTransport(t, test)
+	t.Run("no-passthrough", func(t *testing.T) {
+		noPassthrough = true
+		defer func() { noPassthrough = false }()
+		test(t)
+	})
+}
+
 // The overlay serves through io_uring wherever the kernel allows it, and
 // through /dev/fuse otherwise; both carry concurrent requests from both
 // CPUs and stop cleanly at unmount while requests are still coming.
