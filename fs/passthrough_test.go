@@ -47,33 +47,8 @@ func TestPassthrough(t *testing.T) {
 		}
 		// A new file written in many small writes: none reaches the overlay,
 		// and the content is in the journal when close returns.
-		p := filepath.Join(o.root, "new.bin")
-		f, err := os.Create(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want bytes.Buffer
-		before := o.writes.Load()
-		for i := 0; i < 64; i++ {
-			chunk := bytes.Repeat([]byte{byte(i)}, 4096)
-			want.Write(chunk)
-			if _, err := f.Write(chunk); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if n := o.writes.Load() - before; n != 0 {
+		if n := writeChunked(t, o, "new.bin"); n != 0 {
 			t.Fatalf("%d writes of a passed-through file reached the overlay", n)
-		}
-		// A reader opened while the writer is open sees what it wrote.
-		if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, want.Bytes()) {
-			t.Fatalf("reader beside the writer: %d bytes, err %v", len(got), err)
-		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
-		c, ok, err := o.j.LayerChange(1, "new.bin")
-		if err != nil || !ok || blob(t, o.j, c.After) != want.String() {
-			t.Fatalf("recorded at close: ok=%v err=%v", ok, err)
 		}
 
 		// A lower file read through the page cache, then rewritten with
@@ -82,7 +57,7 @@ func TestPassthrough(t *testing.T) {
 		if got := readFile(t, a); got != "hello lower\n" {
 			t.Fatalf("lower a.txt: %q", got)
 		}
-		before = o.writes.Load()
+		before := o.writes.Load()
 		if err := os.WriteFile(a, []byte("rewritten\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +113,7 @@ mm.close()
 		if err := o.Flush(); err != nil {
 			t.Fatal(err)
 		}
-		c, ok, err = o.j.LayerChange(1, "mapped.bin")
+		c, ok, err := o.j.LayerChange(1, "mapped.bin")
 		if err != nil || !ok || !strings.HasPrefix(blob(t, o.j, c.After), "MAPPED..") {
 			t.Fatalf("mmap write recorded: ok=%v err=%v", ok, err)
 		}
@@ -159,38 +134,14 @@ func TestNoPassthrough(t *testing.T) {
 	if o.passthrough {
 		t.Fatal("passthrough used though the kernel declined it")
 	}
-	p := filepath.Join(o.root, "new.bin")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want bytes.Buffer
-	before := o.writes.Load()
-	for i := 0; i < 64; i++ {
-		chunk := bytes.Repeat([]byte{byte(i)}, 4096)
-		want.Write(chunk)
-		if _, err := f.Write(chunk); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := o.writes.Load() - before; n < 64 {
+	if n := writeChunked(t, o, "new.bin"); n < 64 {
 		t.Fatalf("%d of 64 writes reached the overlay", n)
-	}
-	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, want.Bytes()) {
-		t.Fatalf("reader beside the writer: %d bytes, err %v", len(got), err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	c, ok, err := o.j.LayerChange(1, "new.bin")
-	if err != nil || !ok || blob(t, o.j, c.After) != want.String() {
-		t.Fatalf("recorded at close: ok=%v err=%v", ok, err)
 	}
 
 	// A lower file rewritten: copied up, written through the overlay,
 	// recorded with its lower content as before.
 	a := filepath.Join(o.root, "lower/a.txt")
-	before = o.writes.Load()
+	before := o.writes.Load()
 	if err := os.WriteFile(a, []byte("rewritten\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -229,4 +180,39 @@ func TestNoPassthrough(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeChunked creates rel and writes 64 blocks of 4 KiB to it, one write
+// each; a reader opened beside the open writer must see them, and the
+// journal must hold them when close returns. It returns how many WRITE
+// requests reached the overlay meanwhile.
+func writeChunked(t *testing.T, o *testOverlay, rel string) int64 {
+	t.Helper()
+	p := filepath.Join(o.root, rel)
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var want bytes.Buffer
+	before := o.writes.Load()
+	for i := 0; i < 64; i++ {
+		chunk := bytes.Repeat([]byte{byte(i)}, 4096)
+		want.Write(chunk)
+		if _, err := f.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writes := o.writes.Load() - before
+	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("reader beside the writer: %d bytes, err %v", len(got), err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := o.j.LayerChange(1, rel)
+	if err != nil || !ok || blob(t, o.j, c.After) != want.String() {
+		t.Fatalf("recorded at close: ok=%v err=%v", ok, err)
+	}
+	return writes
 }
