@@ -235,3 +235,30 @@ func TestManyTasks(t *testing.T) {
 		})
 	}
 }
+
+// TestUndoReplacedReadOnlyDirs: the agent makes directories read-only and
+// puts them where a file and a symlink were. Undo must open them up to
+// empty them, and then give the file its own mode back and leave the
+// symlink's target alone, not hand them the directories' old mode.
+func TestUndoReplacedReadOnlyDirs(t *testing.T) {
+	const script = `set -e
+rm f && mkdir f && echo x > f/x && chmod 0555 f
+rm l && mkdir l && echo y > l/y && chmod 0555 l
+`
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.write("f", "a file\n", 0o644)
+			e.write("other", "the link's target\n", 0o600)
+			symlink(t, "other", e.path("l"))
+			pre := e.manifest()
+			e.sh(mode, script)
+			post := e.manifest()
+			e.ok("undo")
+			sameManifest(t, "after undo", pre, e.manifest())
+			e.ok("redo")
+			sameManifest(t, "after redo", post, e.manifest())
+		})
+	}
+}
