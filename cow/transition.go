@@ -192,9 +192,8 @@ func finishPlan(j *journal.Journal, root *os.Root, tree *tasks.Tree, plan Plan, 
 	if err != nil {
 		return fmt.Errorf("apply %d -> %d: %w", in.From, to, err)
 	}
-	clock := max(st.Clock, tree.MaxVisit()) + 1
-	visited := tree.Visit(to, clock)
-	next := journal.State{Active: to, Applied: to, Current: max(st.Current, maxID(tree)), Clock: clock}
+	visited, next := Visit(tree, st, to)
+	next.Applied = to
 	err = j.Update(func(tx *journal.Tx) error {
 		for _, t := range visited {
 			if err := tx.PutTask(t); err != nil {
@@ -408,9 +407,8 @@ func recordDrift(j *journal.Journal, tree *tasks.Tree, parent tasks.ID, changes 
 	if err != nil {
 		return 0, fmt.Errorf("record drift: %w", err)
 	}
-	t := outsideTask(nextID(tree, st), parent, len(changes), now)
-	st.Current = t.ID
-	if err := CommitTask(j, t, changes, st); err != nil {
+	t, err := CreateTask(j, NewTask{Task: outsideTask(NextTaskID(tree, st), parent, len(changes), now), Changes: changes})
+	if err != nil {
 		return 0, fmt.Errorf("record drift: %w", err)
 	}
 	return t.ID, nil
@@ -443,10 +441,6 @@ func maxID(tree *tasks.Tree) tasks.ID {
 	return all[len(all)-1].ID
 }
 
-func nextID(tree *tasks.Tree, st journal.State) tasks.ID {
-	return max(st.Current, maxID(tree)) + 1
-}
-
 // RecordOutside records changes found outside any session (a copy-mode
 // session's first scan differing from the stat cache) as an outside task,
 // child of parent, and makes it the active, applied and current task.
@@ -467,78 +461,10 @@ func RecordOutside(j *journal.Journal, parent tasks.ID, changes []Change, now ti
 	if !tree.Has(parent) {
 		return 0, fmt.Errorf("record outside changes: %w %d", tasks.ErrUnknown, parent)
 	}
-	clock := max(st.Clock, tree.MaxVisit()) + 1
-	t := outsideTask(nextID(tree, st), parent, len(changes), now)
-	t.Visit = clock
-	t.Files = len(changes)
-	visited := tree.Visit(parent, clock)
-	if err := putLayer(j, t.ID, changes); err != nil {
-		return 0, fmt.Errorf("record outside changes: %w", err)
-	}
-	next := journal.State{Active: t.ID, Applied: t.ID, Current: t.ID, Clock: clock}
-	err = j.Update(func(tx *journal.Tx) error {
-		for _, v := range append(visited, t) {
-			if err := tx.PutTask(v); err != nil {
-				return err
-			}
-		}
-		return tx.SetState(next)
-	})
+	t, err := CreateTask(j, NewTask{Task: outsideTask(NextTaskID(tree, st), parent, len(changes), now),
+		Changes: changes, Activate: true, Applied: true})
 	if err != nil {
 		return 0, fmt.Errorf("record outside changes: %w", err)
 	}
 	return t.ID, nil
-}
-
-// putLayer makes id's layer hold exactly changes. The layer is written
-// before the task record (a layer can be too big for one transaction), so a
-// crash in between leaves records under an id without a task, and that id
-// is given out again: whatever they hold that changes does not is dropped.
-func putLayer(j *journal.Journal, id tasks.ID, changes []Change) error {
-	old, err := j.Layer(id)
-	if err != nil {
-		return err
-	}
-	if len(old) > 0 {
-		keep := make(map[string]bool, len(changes))
-		for _, c := range changes {
-			keep[c.Path] = true
-		}
-		var stale []string
-		for _, c := range old {
-			if !keep[c.Path] {
-				stale = append(stale, c.Path)
-			}
-		}
-		if len(stale) > 0 {
-			if err := j.DeleteChanges(id, stale); err != nil {
-				return err
-			}
-		}
-	}
-	return j.PutChanges(id, changes)
-}
-
-// CommitTask writes a task's layer (exactly changes), then in one durable
-// update the task (Files = len(changes)) and the root's new position.
-func CommitTask(j *journal.Journal, t tasks.Task, changes []Change, state journal.State) error {
-	for _, c := range changes {
-		if !ValidPath(c.Path) {
-			return fmt.Errorf("commit task %d %q: %w", t.ID, c.Path, ErrBadPath)
-		}
-	}
-	if err := putLayer(j, t.ID, changes); err != nil {
-		return fmt.Errorf("commit task %d: %w", t.ID, err)
-	}
-	t.Files = len(changes)
-	err := j.Update(func(tx *journal.Tx) error {
-		if err := tx.PutTask(t); err != nil {
-			return err
-		}
-		return tx.SetState(state)
-	})
-	if err != nil {
-		return fmt.Errorf("commit task %d: %w", t.ID, err)
-	}
-	return nil
 }

@@ -580,6 +580,36 @@ func (j *Journal) StatCache() (map[string]StatEntry, error) {
 	return out, nil
 }
 
+// StatsComplete reports whether the stat cache held every path of the tree
+// after a full scan (MarkStatsComplete), kept up to date since by every
+// apply. Only then may a path the cache lacks be taken as new: a cache
+// filled by applies alone (fuse sessions, undo) knows only the paths they
+// wrote.
+func (j *Journal) StatsComplete() (bool, error) {
+	err := j.view("read stat cache mark", func(txn *badger.Txn) error {
+		_, err := getCopy(txn, keyStatsDone)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read stat cache mark: %w", err)
+	}
+	return true, nil
+}
+
+// MarkStatsComplete records that the stat cache now holds every path of the
+// tree (written after a full scan's entries are saved).
+func (j *Journal) MarkStatsComplete() error {
+	return j.Update(func(tx *Tx) error {
+		if err := tx.txn.Set(keyStatsDone, []byte{1}); err != nil {
+			return fmt.Errorf("write stat cache mark: %w", err)
+		}
+		return nil
+	})
+}
+
 // Stats returns the stat-cache entries of the given paths, looked up one by
 // one in a single read transaction: paths without an entry are left out of
 // the map. For a few paths it is much cheaper than loading the whole cache.

@@ -26,6 +26,7 @@ import (
 //	's' session(8)                           Session (JSON)
 //	'a' session(8) seq(8)                    Action (JSON)
 //	'f' path                                 StatEntry (binary, encode.go); path last
+//	'F'                                      the stat cache is complete (one byte, 1)
 //
 // hash is xxhash64 of the (uncompressed) bytes, length and size are byte
 // counts, seq is the collision sequence number (0 unless two different
@@ -43,6 +44,7 @@ const (
 	prefixSession    byte = 's'
 	prefixAction     byte = 'a'
 	prefixStat       byte = 'f'
+	prefixStatsDone  byte = 'F'
 )
 
 // Fixed key lengths.
@@ -61,6 +63,7 @@ var (
 	keyState      = []byte{prefixState}
 	keySessionSeq = []byte{prefixSessionSeq}
 	keyIntent     = []byte{prefixIntent}
+	keyStatsDone  = []byte{prefixStatsDone}
 )
 
 // chunkRef names one stored chunk.
@@ -205,6 +208,8 @@ func describeKey(k []byte) string {
 		}
 	case prefixStat:
 		return fmt.Sprintf("stat %q", k[1:])
+	case prefixStatsDone:
+		return "stat cache mark"
 	}
 	return fmt.Sprintf("key %x", k)
 }

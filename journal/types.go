@@ -96,6 +96,9 @@ type State struct {
 	Current tasks.ID
 	// Clock is the visit counter used for redo's "most recently visited".
 	Clock uint64
+	// Reserved is the id given out for a fuse session's next task, which
+	// gets its record later (cow.Reserve); no other task may take it.
+	Reserved tasks.ID `json:",omitempty"`
 }
 
 // Session states.

@@ -283,6 +283,8 @@ func kindOf(key []byte) string {
 		return "action"
 	case prefixStat:
 		return "stat"
+	case prefixStatsDone:
+		return "stat cache mark"
 	}
 	return "unknown"
 }
@@ -320,6 +322,10 @@ func (v *verifier) record(key, val []byte) {
 	case prefixSessionSeq:
 		if _, err := parseU64(val); err != nil {
 			bad(err)
+		}
+	case prefixStatsDone:
+		if len(key) != 1 || len(val) != 1 || val[0] != 1 {
+			v.add(kind, key, "malformed stat cache mark")
 		}
 	case prefixChunk:
 		v.chunk(key, val)

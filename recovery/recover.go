@@ -1,7 +1,6 @@
 package recovery
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -211,15 +210,9 @@ func finishDeadCopy(t Target, last tasks.ID) (int, error) {
 // active, and the session's last task.
 func recordReserved(t Target, s journal.Session) (journal.Session, error) {
 	j := t.Journal
-	st, err := j.State()
-	if err != nil {
+	id, err := cow.ReservedID(j)
+	if err != nil || id == 0 {
 		return s, err
-	}
-	id := st.Current + 1
-	if _, err := j.Task(id); err == nil {
-		return s, nil
-	} else if !errors.Is(err, journal.ErrNotFound) {
-		return s, fmt.Errorf("read task %d: %w", id, err)
 	}
 	layer, err := j.Layer(id)
 	if err != nil {
@@ -228,12 +221,9 @@ func recordReserved(t Target, s journal.Session) (journal.Session, error) {
 	if len(layer) == 0 {
 		return s, nil
 	}
-	tree, err := j.Tree()
+	st, err := j.State()
 	if err != nil {
 		return s, err
-	}
-	if !tree.Has(st.Active) {
-		return s, fmt.Errorf("record reserved task %d: %w %d", id, tasks.ErrUnknown, st.Active)
 	}
 	summary := tasks.Summarize(strings.Join(s.Argv, " "))
 	if len(s.Tasks) > 0 {
@@ -242,27 +232,10 @@ func recordReserved(t Target, s journal.Session) (journal.Session, error) {
 		}
 	}
 	now := t.now()
-	clock := max(st.Clock, tree.MaxVisit()) + 1
-	task := tasks.Task{ID: id, Parent: st.Active, Summary: summary, Session: s.ID, Kind: tasks.KindAgent,
-		Created: now, Ended: now, Files: len(layer), Visit: clock}
-	visited := tree.Visit(st.Active, clock)
-	st.Active, st.Current, st.Clock = id, id, clock
 	s.Tasks = append(append([]tasks.ID(nil), s.Tasks...), id)
-	err = j.Update(func(tx *journal.Tx) error {
-		for _, v := range visited {
-			if err := tx.PutTask(v); err != nil {
-				return err
-			}
-		}
-		if err := tx.PutTask(task); err != nil {
-			return err
-		}
-		if err := tx.PutSession(s); err != nil {
-			return err
-		}
-		return tx.SetState(st)
-	})
-	if err != nil {
+	task := tasks.Task{ID: id, Parent: st.Active, Summary: summary, Session: s.ID, Kind: tasks.KindAgent,
+		Created: now, Ended: now, Files: len(layer)}
+	if _, err := cow.CreateTask(j, cow.NewTask{Task: task, Activate: true, Session: &s}); err != nil {
 		return s, fmt.Errorf("record reserved task %d: %w", id, err)
 	}
 	return s, nil

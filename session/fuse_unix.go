@@ -177,13 +177,17 @@ func (r *fuseRecorder) move(a *Active, to tasks.ID) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	next := st.Current + 1
+	next, err := cow.Reserve(j)
+	if err != nil {
+		return 0, err
+	}
 	if err := r.o.SetView(plan.Target, next); err != nil {
 		return 0, fmt.Errorf("show task %d: %w", to, err)
 	}
-	st.Clock++
-	visited := tree.Visit(to, st.Clock)
-	st.Active = to
+	if st, err = j.State(); err != nil {
+		return 0, err
+	}
+	visited, st := cow.Visit(tree, st, to)
 	if err := j.Update(func(tx *journal.Tx) error {
 		for _, v := range visited {
 			if err := tx.PutTask(v); err != nil {

@@ -231,12 +231,12 @@ func (a *Active) begin() error {
 	if err != nil {
 		return fmt.Errorf("start session: %w", err)
 	}
-	t := tasks.Task{ID: st.Current + 1, Parent: st.Active, Summary: SummaryOf(a.opts.Summary, a.opts.Argv),
+	t := tasks.Task{ID: cow.NextTaskID(tree, st), Parent: st.Active, Summary: SummaryOf(a.opts.Summary, a.opts.Argv),
 		Session: id, Kind: tasks.KindAgent, Created: now}
 	sess := journal.Session{ID: id, Argv: a.opts.Argv, Mode: a.Mode, Pid: os.Getpid(), Root: w.Root,
 		StartedAt: now, ExitCode: -1, State: journal.SessionActive, Base: st.Active, Tasks: []tasks.ID{t.ID},
 		Isolated: a.opts.Isolate}
-	if err := a.openTaskLocked(tree, st, t, sess); err != nil {
+	if err := a.openTaskLocked(t, sess); err != nil {
 		return err
 	}
 	if a.Mode == ModeFuse {
@@ -263,8 +263,24 @@ func (a *Active) copyBaseline(now time.Time) error {
 		return fmt.Errorf("scan %s: %w", a.W.Root, err)
 	}
 	a.notifySkipped(skipped)
+	complete, err := j.StatsComplete()
+	if err != nil {
+		return err
+	}
 	if len(cache) > 0 {
-		if changes := cow.Diff(cache, m); len(changes) > 0 {
+		seen := m
+		if !complete {
+			// The cache was filled by applies alone (fuse sessions, undo):
+			// it knows the paths they wrote, not the tree. A path it lacks
+			// is not new, so only the paths it knows are compared.
+			seen = make(cow.Manifest, len(cache))
+			for p := range cache {
+				if e, ok := m[p]; ok {
+					seen[p] = e
+				}
+			}
+		}
+		if changes := cow.Diff(cache, seen); len(changes) > 0 {
 			st, err := j.State()
 			if err != nil {
 				return err
@@ -278,6 +294,11 @@ func (a *Active) copyBaseline(now time.Time) error {
 	}
 	if err := saveStats(j, cache, m); err != nil {
 		return err
+	}
+	if !complete {
+		if err := j.MarkStatsComplete(); err != nil {
+			return err
+		}
 	}
 	a.last, a.first = m, m
 	return nil

@@ -12,29 +12,9 @@ import (
 // record. In copy mode it is the applied task too (the child writes into the
 // real tree); in fuse mode the real tree stays at the session's base until
 // the session ends.
-func (a *Active) openTaskLocked(tree *tasks.Tree, st journal.State, t tasks.Task, sess journal.Session) error {
-	st.Clock++
-	t.Visit = st.Clock
-	visited := tree.Visit(t.Parent, st.Clock)
-	st.Active, st.Current = t.ID, t.ID
-	if a.Mode == ModeCopy {
-		st.Applied = t.ID // the child writes into the real tree
-	}
-	err := a.W.Journal.Update(func(tx *journal.Tx) error {
-		for _, v := range visited {
-			if err := tx.PutTask(v); err != nil {
-				return err
-			}
-		}
-		if err := tx.PutTask(t); err != nil {
-			return err
-		}
-		if err := tx.PutSession(sess); err != nil {
-			return err
-		}
-		return tx.SetState(st)
-	})
-	if err != nil {
+func (a *Active) openTaskLocked(t tasks.Task, sess journal.Session) error {
+	if _, err := cow.CreateTask(a.W.Journal, cow.NewTask{Task: t, Activate: true, Applied: a.Mode == ModeCopy,
+		Session: &sess}); err != nil {
 		return fmt.Errorf("record task %d: %w", t.ID, err)
 	}
 	a.task = t.ID
@@ -53,11 +33,12 @@ func (a *Active) Checkpoint(summary string) (sealed tasks.ID, next tasks.ID, err
 		}
 	}
 	cur := a.task
-	st, err := j.State()
+	// The next task's id is reserved durably before the overlay records
+	// into it, so nothing else can take it if the session dies here.
+	next, err = cow.Reserve(j)
 	if err != nil {
 		return 0, 0, err
 	}
-	next = st.Current + 1
 	changes, err := a.rec.seal(a, cur, next)
 	if err != nil {
 		return 0, 0, err
@@ -68,12 +49,12 @@ func (a *Active) Checkpoint(summary string) (sealed tasks.ID, next tasks.ID, err
 	}
 	now := a.opts.now()
 	t.Ended, t.Files = now, len(changes)
-	if err := cow.CommitTask(j, t, changes, st); err != nil {
-		return 0, 0, fmt.Errorf("seal task %d: %w", cur, err)
-	}
-	tree, err := j.Tree()
+	st, err := j.State()
 	if err != nil {
 		return 0, 0, err
+	}
+	if err := cow.CommitTask(j, t, changes, st); err != nil {
+		return 0, 0, fmt.Errorf("seal task %d: %w", cur, err)
 	}
 	if summary == "" {
 		summary = SummaryOf(a.opts.Summary, a.opts.Argv)
@@ -82,7 +63,7 @@ func (a *Active) Checkpoint(summary string) (sealed tasks.ID, next tasks.ID, err
 		Kind: tasks.KindAgent, Created: now}
 	sess := a.Session
 	sess.Tasks = append(append([]tasks.ID(nil), sess.Tasks...), nt.ID)
-	if err := a.openTaskLocked(tree, st, nt, sess); err != nil {
+	if err := a.openTaskLocked(nt, sess); err != nil {
 		return 0, 0, err
 	}
 	return cur, nt.ID, nil
@@ -103,19 +84,11 @@ func (a *Active) recordPending(force bool) (bool, error) {
 	if len(layer) == 0 && !force {
 		return false, nil
 	}
-	st, err := j.State()
-	if err != nil {
-		return false, err
-	}
-	tree, err := j.Tree()
-	if err != nil {
-		return false, err
-	}
 	t := tasks.Task{ID: a.task, Parent: a.pendingParent, Summary: SummaryOf(a.opts.Summary, a.opts.Argv),
 		Session: a.Session.ID, Kind: tasks.KindAgent, Created: a.opts.now()}
 	sess := a.Session
 	sess.Tasks = append(append([]tasks.ID(nil), sess.Tasks...), t.ID)
-	if err := a.openTaskLocked(tree, st, t, sess); err != nil {
+	if err := a.openTaskLocked(t, sess); err != nil {
 		return false, err
 	}
 	a.pending = false
