@@ -5,9 +5,10 @@ STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 VERSION     ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X main.version=$(VERSION)
 # Packages whose tests fit the time budget under the race detector.
-RACE_PKGS   := ./tasks/... ./journal/... ./cow/... ./session/... ./recovery/... ./actions/... ./internal/...
+RACE_PKGS   := ./tasks/... ./journal/... ./cow/... ./session/... ./recovery/... ./actions/... \
+	$(shell $(GO) list ./internal/... | grep -v /internal/modeltest)
 
-.PHONY: build demo test test-deps fuse-uring lint fmt vet staticcheck unit race cross bench clean
+.PHONY: build demo test test-deps fuse-uring lint fmt vet staticcheck unit race model cross bench soak clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/timeagent
@@ -15,7 +16,7 @@ build:
 demo: build
 	./scripts/demo.sh $(BIN)
 
-test: test-deps fuse-uring fmt vet staticcheck race unit cross
+test: test-deps fuse-uring fmt vet staticcheck race unit model cross
 
 # Tools the tests run for real: git, patch, sqlite3 (inside FUSE sessions).
 test-deps:
@@ -50,6 +51,14 @@ race:
 
 unit:
 	$(GO) test -count=1 -timeout 12m ./cmd/... ./fs/...
+
+# Whole user histories against the model (internal/modeltest): 5 workers ×
+# 100 histories. `make soak` runs ten times as many.
+model:
+	$(GO) test -count=1 -timeout 25m ./internal/modeltest/
+
+soak:
+	TIMEAGENT_MODEL_WORKERS=10 $(GO) test -count=1 -timeout 6h ./internal/modeltest/ -rapid.checks=500
 
 cross:
 	GOOS=windows $(GO) build ./...

@@ -1,0 +1,616 @@
+package modeltest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// absent stands for a path that does not exist, in trees and changes.
+const absent = "\x00absent"
+
+// paths are the files histories work on; d always exists.
+var paths = []string{"a", "b", "c", "d/e"}
+
+type tree map[string]string // path → content; a missing path is absent
+
+func (t tree) get(p string) string {
+	if c, ok := t[p]; ok {
+		return c
+	}
+	return absent
+}
+
+func (t tree) set(p, c string) {
+	if c == absent {
+		delete(t, p)
+	} else {
+		t[p] = c
+	}
+}
+
+func (t tree) clone() tree {
+	out := make(tree, len(t))
+	for p, c := range t {
+		out[p] = c
+	}
+	return out
+}
+
+type change struct{ before, after string }
+
+type task struct {
+	id, parent uint64
+	kind       string
+	layer      map[string]change
+	visit      uint64
+}
+
+// model is what timeagent must do, written from the design (DESIGN.md
+// "Transitions", docs/design-changes.md): tasks with their layers, the
+// position, the visit clock, and what the stat cache knows.
+type model struct {
+	tasks    map[uint64]*task
+	active   uint64
+	current  uint64
+	clock    uint64
+	cur      tree            // the real tree
+	known    map[string]bool // paths the stat cache has seen (copy scans, applies)
+	cache    tree            // their content as last seen
+	complete bool            // a full scan has filled the cache
+	ever     map[string]bool // every content the user or the agent ever had
+}
+
+func newModel(start tree) *model {
+	m := &model{tasks: map[uint64]*task{0: {id: 0}}, cur: start.clone(), known: map[string]bool{}, cache: tree{},
+		ever: map[string]bool{}}
+	return m
+}
+
+// replaced notes contents timeagent or the agent replaced at p: timeagent
+// answers for them (a content the user overwrote themselves in a path no
+// task ever touched is theirs to lose).
+func (m *model) replaced(cs ...string) {
+	for _, c := range cs {
+		m.ever[c] = true
+	}
+}
+
+func (m *model) ancestors(id uint64) []uint64 {
+	var out []uint64
+	for id != 0 {
+		out = append(out, id)
+		id = m.tasks[id].parent
+	}
+	return out
+}
+
+func (m *model) visitTo(id uint64) {
+	m.clock++
+	for _, a := range m.ancestors(id) {
+		m.tasks[a].visit = m.clock
+	}
+}
+
+func (m *model) children(id uint64) []uint64 {
+	var out []uint64
+	for _, t := range m.tasks {
+		if t.id != 0 && t.parent == id {
+			out = append(out, t.id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// newTask creates a task under parent; activate visits it.
+func (m *model) newTask(parent uint64, kind string, layer map[string]change, activate bool) uint64 {
+	m.current++
+	t := &task{id: m.current, parent: parent, kind: kind, layer: layer}
+	m.tasks[t.id] = t
+	if kind == "agent" {
+		for _, c := range layer {
+			m.replaced(c.before, c.after)
+		}
+	}
+	if activate {
+		m.visitTo(parent)
+		t.visit = m.clock
+		m.active = t.id
+	}
+	return t.id
+}
+
+// plan is cow.MakePlan: the expected state at a and the target at b of
+// every path on the walk.
+func (m *model) plan(a, b uint64) (expected, target tree, touched []string) {
+	up := m.ancestors(a)
+	down := m.ancestors(b)
+	inDown := map[uint64]bool{0: true}
+	for _, d := range down {
+		inDown[d] = true
+	}
+	var walkUp []uint64
+	l := uint64(0)
+	for _, u := range up {
+		if inDown[u] {
+			l = u
+			break
+		}
+		walkUp = append(walkUp, u)
+	}
+	var walkDown []uint64
+	for _, d := range down {
+		if d == l {
+			break
+		}
+		walkDown = append(walkDown, d)
+	}
+	slices.Reverse(walkDown)
+	expected, target = tree{}, tree{}
+	seen := map[string]bool{}
+	step := func(id uint64, isUp bool) {
+		for p, c := range m.tasks[id].layer {
+			if !seen[p] {
+				seen[p] = true
+				touched = append(touched, p)
+				if isUp {
+					expected.set(p, c.after)
+				} else {
+					expected.set(p, c.before)
+				}
+			}
+			if isUp {
+				target.set(p, c.before)
+			} else {
+				target.set(p, c.after)
+			}
+		}
+	}
+	for _, id := range walkUp {
+		step(id, true)
+	}
+	for _, id := range walkDown {
+		step(id, false)
+	}
+	slices.Sort(touched)
+	return expected, target, touched
+}
+
+// move is undo/redo/switch with --yes: drifted paths become an outside task
+// (child of a, reused when one with the same changes exists), then the
+// touched paths are written.
+func (m *model) move(to uint64) {
+	a := m.active
+	expected, target, touched := m.plan(a, to)
+	drift := map[string]change{}
+	for _, p := range touched {
+		if m.cur.get(p) != expected.get(p) {
+			drift[p] = change{expected.get(p), m.cur.get(p)}
+		}
+	}
+	if len(drift) > 0 {
+		reused := false
+		for _, c := range m.children(a) {
+			if t := m.tasks[c]; t.kind == "outside" && sameLayer(t.layer, drift) {
+				reused = true
+			}
+		}
+		if !reused {
+			m.newTask(a, "outside", drift, false)
+		}
+	}
+	for _, p := range touched {
+		m.replaced(m.cur.get(p), target.get(p))
+		m.cur.set(p, target.get(p))
+		m.known[p] = true
+		m.cache.set(p, target.get(p))
+	}
+	m.visitTo(to)
+	m.active = to
+}
+
+func sameLayer(a, b map[string]change) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, c := range a {
+		if b[p] != c {
+			return false
+		}
+	}
+	return true
+}
+
+// diff is the layer from one tree to another.
+func diff(from, to tree) map[string]change {
+	out := map[string]change{}
+	for _, p := range paths {
+		if from.get(p) != to.get(p) {
+			out[p] = change{from.get(p), to.get(p)}
+		}
+	}
+	return out
+}
+
+// copyStart is a copy-mode session's first scan: what changed since the
+// cache saw it is kept as an outside task (all paths when the cache is
+// complete, the paths it knows otherwise).
+func (m *model) copyStart() {
+	drift := map[string]change{}
+	for _, p := range paths {
+		if (m.complete || m.known[p]) && m.cache.get(p) != m.cur.get(p) {
+			drift[p] = change{m.cache.get(p), m.cur.get(p)}
+		}
+	}
+	if len(drift) > 0 {
+		m.newTask(m.active, "outside", drift, true)
+	}
+	m.rescan()
+	m.complete = true
+}
+
+func (m *model) rescan() {
+	for _, p := range paths {
+		m.known[p] = true
+	}
+	m.cache = m.cur.clone()
+}
+
+// op is one thing the agent does.
+type op struct {
+	kind    string // write, rm, checkpoint
+	path    string
+	content string
+}
+
+type history struct {
+	t     *rapid.T
+	tt    *testing.T
+	bin   string
+	home  string
+	root  string
+	marks string
+	m     *model
+	n     int // content counter
+}
+
+func (h *history) fresh(who string) string {
+	h.n++
+	return fmt.Sprintf("%s%d\n", who, h.n)
+}
+
+func (h *history) env() []string {
+	env := []string{"TIMEAGENT_HOME=" + h.home, "HOME=" + h.home, "PATH=" + os.Getenv("PATH"),
+		"GIT_CONFIG_NOSYSTEM=1", "TIMEAGENT_END_WAIT=1s"}
+	return env
+}
+
+func (h *history) cmd(args ...string) *exec.Cmd {
+	c := exec.Command(h.bin, args...)
+	c.Dir, c.Env = h.root, h.env()
+	return c
+}
+
+// ta runs timeagent and fails the history on a non-zero exit.
+func (h *history) ta(args ...string) string {
+	c := h.cmd(args...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	if err := c.Run(); err != nil {
+		h.t.Fatalf("timeagent %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+// real reads the tree.
+func (h *history) real() tree {
+	out := tree{}
+	for _, p := range paths {
+		b, err := os.ReadFile(filepath.Join(h.root, p))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			h.t.Fatalf("read %s: %v", p, err)
+		}
+		out[p] = string(b)
+	}
+	return out
+}
+
+type logDoc struct {
+	ActiveTask uint64 `json:"activeTask"`
+	Tasks      []struct {
+		ID     uint64 `json:"id"`
+		Parent uint64 `json:"parent"`
+		Kind   string `json:"kind"`
+	} `json:"tasks"`
+}
+
+// check compares the tree, the task tree and the position with the model.
+func (h *history) check(what string) {
+	got := h.real()
+	if d := treeDiff(h.m.cur, got); d != "" {
+		h.t.Fatalf("%s: tree differs from the model (- model, + real):\n%s", what, d)
+	}
+	var doc logDoc
+	if err := json.Unmarshal([]byte(h.ta("log", "--json")), &doc); err != nil {
+		h.t.Fatalf("%s: log --json: %v", what, err)
+	}
+	if doc.ActiveTask != h.m.active {
+		h.t.Fatalf("%s: active task %d, model %d", what, doc.ActiveTask, h.m.active)
+	}
+	var gotTasks, wantTasks []string
+	for _, t := range doc.Tasks {
+		if t.ID != 0 {
+			gotTasks = append(gotTasks, fmt.Sprintf("%d<-%d %s", t.ID, t.Parent, t.Kind))
+		}
+	}
+	for _, t := range h.m.tasks {
+		if t.id != 0 {
+			wantTasks = append(wantTasks, fmt.Sprintf("%d<-%d %s", t.id, t.parent, t.kind))
+		}
+	}
+	slices.Sort(gotTasks)
+	slices.Sort(wantTasks)
+	if !slices.Equal(gotTasks, wantTasks) {
+		h.t.Fatalf("%s: tasks %v, model %v", what, gotTasks, wantTasks)
+	}
+}
+
+func treeDiff(want, got tree) string {
+	var b strings.Builder
+	for _, p := range paths {
+		if want.get(p) != got.get(p) {
+			fmt.Fprintf(&b, "- %s %q\n+ %s %q\n", p, want.get(p), p, got.get(p))
+		}
+	}
+	return b.String()
+}
+
+// drawOps draws what the agent does, starting from the tree start.
+func (h *history) drawOps(start tree, allowCheckpoint bool) []op {
+	n := rapid.IntRange(1, 4).Draw(h.t, "ops")
+	cur := start.clone()
+	var ops []op
+	for i := 0; i < n; i++ {
+		kinds := []string{"write", "write", "rm"}
+		if allowCheckpoint && i > 0 {
+			kinds = append(kinds, "checkpoint")
+		}
+		switch k := rapid.SampledFrom(kinds).Draw(h.t, "op"); k {
+		case "write":
+			p := rapid.SampledFrom(paths).Draw(h.t, "path")
+			c := h.fresh("agent")
+			ops = append(ops, op{kind: k, path: p, content: c})
+			cur.set(p, c)
+		case "rm":
+			var present []string
+			for _, p := range paths {
+				if cur.get(p) != absent {
+					present = append(present, p)
+				}
+			}
+			if len(present) == 0 {
+				continue
+			}
+			p := rapid.SampledFrom(present).Draw(h.t, "rmpath")
+			ops = append(ops, op{kind: k, path: p})
+			cur.set(p, absent)
+		case "checkpoint":
+			ops = append(ops, op{kind: k})
+		}
+	}
+	return ops
+}
+
+func (h *history) script(ops []op, mark string) string {
+	var b strings.Builder
+	b.WriteString("set -e\n")
+	for _, o := range ops {
+		switch o.kind {
+		case "write":
+			fmt.Fprintf(&b, "printf '%%s\\n' '%s' > %s\n", strings.TrimSuffix(o.content, "\n"), o.path)
+		case "rm":
+			fmt.Fprintf(&b, "rm %s\n", o.path)
+		case "checkpoint":
+			fmt.Fprintf(&b, "'%s' checkpoint -m cp >/dev/null\n", h.bin)
+		}
+	}
+	if mark != "" {
+		fmt.Fprintf(&b, "echo $$ > '%s.tmp' && mv '%s.tmp' '%s'\nexec sleep 120\n", mark, mark, mark)
+	}
+	return b.String()
+}
+
+// session runs the agent's ops in a session and has the model follow:
+// one task per checkpoint segment, each a child of the one before.
+func (h *history) session(mode string, isolate, kill bool) {
+	start := h.m.cur.clone()
+	ops := h.drawOps(start, !kill && !isolate)
+	if mode == "copy" {
+		h.m.copyStart()
+	}
+	seg := h.m.cur.clone()
+	cur := h.m.cur.clone()
+	var layers []map[string]change
+	for _, o := range ops {
+		switch o.kind {
+		case "write":
+			cur.set(o.path, o.content)
+		case "rm":
+			cur.set(o.path, absent)
+		case "checkpoint":
+			layers = append(layers, diff(seg, cur))
+			seg = cur.clone()
+		}
+	}
+	layers = append(layers, diff(seg, cur))
+	args := []string{"run", "--mode", mode}
+	if isolate {
+		args = append(args, "--isolate")
+	}
+	mark := ""
+	if kill {
+		mark = filepath.Join(h.marks, fmt.Sprintf("mark%d", h.n))
+	}
+	args = append(args, "-m", "agent", "--", "sh", "-c", h.script(ops, mark))
+	if !kill {
+		h.ta(args...)
+	} else {
+		h.killed(args, mark)
+	}
+	parent := h.m.active
+	for _, l := range layers {
+		parent = h.m.newTask(parent, "agent", l, true)
+	}
+	if isolate {
+		h.check("after an isolated session")
+		h.ta("apply", "--yes")
+	}
+	h.m.cur = cur
+	if mode == "copy" {
+		h.m.rescan()
+	} else {
+		// The end's apply wrote the paths the session touched.
+		for _, l := range layers {
+			for p := range l {
+				h.m.known[p] = true
+				h.m.cache.set(p, cur.get(p))
+			}
+		}
+	}
+}
+
+// killed runs a session, kill -9s timeagent once the agent has done its
+// work, and lets the next command recover it.
+func (h *history) killed(args []string, mark string) {
+	c := h.cmd(args...)
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.Start(); err != nil {
+		h.t.Fatalf("start session: %v", err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var agent int
+	for {
+		if b, err := os.ReadFile(mark); err == nil {
+			agent, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+			_ = c.Wait()
+			h.t.Fatalf("the agent never finished its work:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = syscall.Kill(c.Process.Pid, syscall.SIGKILL)
+	_ = c.Wait()
+	if agent > 0 {
+		_ = syscall.Kill(agent, syscall.SIGKILL)
+	}
+	_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+	h.ta("status") // recovers the session
+}
+
+// step draws and runs one step of a user's history.
+func (h *history) step(i int) {
+	kinds := []string{"fuse", "copy", "edit", "undo", "redo", "switch", "kill"}
+	if fuseOK {
+		kinds = append(kinds, "isolate")
+	}
+	kind := rapid.SampledFrom(kinds).Draw(h.t, "step")
+	if !fuseOK && kind == "fuse" {
+		kind = "copy"
+	}
+	switch kind {
+	case "fuse", "copy":
+		h.session(kind, false, false)
+	case "isolate":
+		h.session("fuse", true, false)
+	case "kill":
+		mode := "copy"
+		if fuseOK {
+			mode = rapid.SampledFrom([]string{"fuse", "copy"}).Draw(h.t, "killmode")
+		}
+		h.session(mode, false, true)
+	case "edit":
+		p := rapid.SampledFrom(paths).Draw(h.t, "editpath")
+		c := h.fresh("user")
+		if rapid.IntRange(0, 3).Draw(h.t, "rm") == 0 {
+			c = absent
+		}
+		full := filepath.Join(h.root, p)
+		if c == absent {
+			_ = os.Remove(full)
+		} else if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			h.t.Fatal(err)
+		}
+		h.m.cur.set(p, c)
+	case "undo":
+		if h.m.active == 0 {
+			return
+		}
+		h.ta("undo", "--yes")
+		h.m.move(h.m.tasks[h.m.active].parent)
+	case "redo":
+		kids := h.m.children(h.m.active)
+		if len(kids) == 0 {
+			return
+		}
+		best := kids[len(kids)-1]
+		for _, k := range kids {
+			if kv, bv := h.m.tasks[k].visit, h.m.tasks[best].visit; kv > bv || (kv == bv && k > best) {
+				best = k
+			}
+		}
+		h.ta("redo", "--yes")
+		h.m.move(best)
+	case "switch":
+		ids := make([]uint64, 0, len(h.m.tasks))
+		for id := range h.m.tasks {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		to := rapid.SampledFrom(ids).Draw(h.t, "to")
+		h.ta("switch", strconv.FormatUint(to, 10), "--yes")
+		h.m.move(to)
+	}
+	h.check(fmt.Sprintf("step %d (%s)", i, kind))
+}
+
+// lost returns the contents the user or the agent ever had that no task
+// keeps (as a before or an after state) and the tree does not hold.
+func (m *model) lost() []string {
+	kept := map[string]bool{absent: true}
+	for _, t := range m.tasks {
+		for _, c := range t.layer {
+			kept[c.before], kept[c.after] = true, true
+		}
+	}
+	for _, c := range m.cur {
+		kept[c] = true
+	}
+	var out []string
+	for c := range m.ever {
+		if !kept[c] {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
