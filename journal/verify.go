@@ -107,8 +107,8 @@ type verifier struct {
 	// records in each layer: they must agree.
 	sealed   map[tasks.ID]int
 	layerLen map[tasks.ID]int
-	state   *State
-	intent  *Intent
+	state    *State
+	intent   *Intent
 	// chunkBlobs maps each damaged chunk to the blobs made of it.
 	chunkBlobs map[chunkRef][]BlobRef
 	done       int
