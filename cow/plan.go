@@ -3,6 +3,7 @@ package cow
 import (
 	"fmt"
 
+	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
 
@@ -21,7 +22,10 @@ import (
 //     at the common ancestor, which is the Before of the first down task
 //     touching p.
 //
-// Every path read from a layer is validated (ErrBadPath).
+// Every path read from a layer is validated (ErrBadPath), and the layer of
+// a sealed task must hold as many paths as the task records (Files): a
+// layer that cannot be read whole is a wrapped journal.ErrCorrupt, never a
+// plan that silently restores less.
 func MakePlan(tree *tasks.Tree, layers LayerSource, a, b tasks.ID) (Plan, error) {
 	walk, err := tree.Path(a, b)
 	if err != nil {
@@ -32,6 +36,10 @@ func MakePlan(tree *tasks.Tree, layers LayerSource, a, b tasks.ID) (Plan, error)
 		changes, err := layers.Layer(id)
 		if err != nil {
 			return fmt.Errorf("plan %d -> %d: layer of task %d: %w", a, b, id, err)
+		}
+		if t, ok := tree.Get(id); ok && !t.Ended.IsZero() && len(changes) != t.Files {
+			return fmt.Errorf("plan %d -> %d: %w: the layer of task %d holds %d path(s) but the task was sealed with %d: records were lost",
+				a, b, journal.ErrCorrupt, id, len(changes), t.Files)
 		}
 		for _, c := range changes {
 			if !ValidPath(c.Path) {
@@ -78,4 +86,13 @@ func (p Plan) Changes() []Change {
 		}
 	}
 	return out
+}
+
+// refused explains a move refused before it changed anything because its
+// plan could not be made (a layer on the way cannot be read whole).
+func refused(reason string, from, to tasks.ID, err error) error {
+	if reason == "" {
+		reason = "apply"
+	}
+	return fmt.Errorf("%s (task %d to %d) refused, nothing was changed: %w", reason, from, to, err)
 }

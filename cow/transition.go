@@ -80,7 +80,7 @@ func Transition(j *journal.Journal, root *os.Root, to tasks.ID, opts TransitionO
 	from := st.Applied
 	plan, err := MakePlan(tree, j, from, to)
 	if err != nil {
-		return TransitionResult{}, err
+		return TransitionResult{}, refused(opts.Reason, from, to, err)
 	}
 	res := TransitionResult{From: from, To: to, Plan: plan}
 	if opts.Cwd != "" && opts.RootPath != "" {
@@ -119,7 +119,7 @@ func Transition(j *journal.Journal, root *os.Root, to tasks.ID, opts TransitionO
 			return res, fmt.Errorf("transition: %w", err)
 		}
 		if plan, err = MakePlan(tree, j, out, to); err != nil {
-			return res, err
+			return res, refused(opts.Reason, out, to, err)
 		}
 		res.Plan = plan
 	}

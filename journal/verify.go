@@ -103,8 +103,12 @@ type verifier struct {
 	refs    map[BlobRef]string // blob referenced by a change or stat entry -> first referrer
 	taskIDs map[tasks.ID]bool
 	parents map[tasks.ID]tasks.ID
-	state   *State
-	intent  *Intent
+	// sealed holds the Files of every sealed task, layerLen the number of
+	// records in each layer: they must agree.
+	sealed   map[tasks.ID]int
+	layerLen map[tasks.ID]int
+	state    *State
+	intent   *Intent
 	// chunkBlobs maps each damaged chunk to the blobs made of it.
 	chunkBlobs map[chunkRef][]BlobRef
 	done       int
@@ -172,6 +176,7 @@ func (j *Journal) Verify(progress func(done, total int)) ([]Damage, error) {
 		j: j, progress: progress,
 		chunks: map[chunkRef]bool{}, blobs: map[BlobRef]bool{}, refs: map[BlobRef]string{},
 		taskIDs: map[tasks.ID]bool{}, parents: map[tasks.ID]tasks.ID{}, chunkBlobs: map[chunkRef][]BlobRef{},
+		sealed: map[tasks.ID]int{}, layerLen: map[tasks.ID]int{},
 	}
 	bufp := getChunkBuf()
 	defer putChunkBuf(bufp)
@@ -349,12 +354,16 @@ func (v *verifier) record(key, val []byte) {
 		} else {
 			v.taskIDs[t.ID] = true
 			v.parents[t.ID] = t.Parent
+			if !t.Ended.IsZero() {
+				v.sealed[t.ID] = t.Files
+			}
 		}
 	case prefixLayer:
 		if len(key) < layerKeyMin {
 			v.add(kind, key, "malformed key")
 			return
 		}
+		v.layerLen[tasks.ID(binary.BigEndian.Uint64(key[1:]))]++
 		c, err := decodeChange(string(key[layerKeyMin:]), val)
 		if err != nil {
 			bad(err)
@@ -524,6 +533,11 @@ func (v *verifier) references() {
 	for id, p := range v.parents {
 		if p != tasks.Base && !v.taskIDs[p] {
 			v.add("task", taskKey(id), "parent task %d missing", p)
+		}
+	}
+	for id, files := range v.sealed {
+		if n := v.layerLen[id]; n != files {
+			v.add("task", taskKey(id), "its layer holds %d path(s) but it was sealed with %d: records were lost", n, files)
 		}
 	}
 	if s := v.state; s != nil {

@@ -12,14 +12,19 @@ import (
 	"github.com/timeagent-dev/timeagent/recovery"
 )
 
-// ErrNoRoot means the directory is not inside a git repository and no
-// explicit root was given.
+// ErrNoRoot means the directory is not inside a git repository nor inside
+// a directory with history, and no explicit root was given.
 var ErrNoRoot = errors.New("not inside a git repository")
 
 // FindRoot returns the canonical root for dir: explicit when given (it must
-// be an existing directory), else `git rev-parse --show-toplevel` run in dir.
-// A dead session's stale mount on the way is detached first, so the root can
-// be found at all (Open reports it as detached).
+// be an existing directory), else the nearer of two candidates, each dir or
+// one of its ancestors: the nearest directory that has a journal (found
+// without git, so a root whose .git the agent deleted is still found) and
+// `git rev-parse --show-toplevel` run in dir. In a repository nested inside
+// another one, or a plain directory with history inside a repository, the
+// inner one is the root. A dead session's stale mount on the way is
+// detached first, so the root can be found at all (Open reports it as
+// detached).
 func FindRoot(dir, explicit string) (string, error) {
 	if explicit != "" {
 		p := explicit
@@ -34,6 +39,48 @@ func FindRoot(dir, explicit string) (string, error) {
 	if err := recovery.DetachDead(dir); err != nil {
 		return "", err
 	}
+	cwd, err := canonicalDir(dir)
+	if err != nil {
+		return "", err
+	}
+	hist := nearestHistory(cwd)
+	if hist == cwd {
+		return hist, nil // nothing can be nearer
+	}
+	top, err := gitToplevel(dir)
+	switch {
+	case err != nil && hist != "":
+		return hist, nil
+	case err != nil:
+		return "", err
+	case hist != "" && InsideRoot(top, hist):
+		return hist, nil
+	}
+	return top, nil
+}
+
+// nearestHistory returns the nearest of cwd (canonical) and its ancestors
+// that is a root with a journal, or "" when there is none.
+func nearestHistory(cwd string) string {
+	base, err := BaseStateDir()
+	if err != nil {
+		return ""
+	}
+	for d := cwd; ; {
+		if hasHistory(base, d) {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// gitToplevel returns the canonical top directory of the git working tree
+// holding dir (ErrNoRoot when there is none).
+func gitToplevel(dir string) (string, error) {
 	cmd := exec.Command("git", "rev-parse", "--show-toplevel")
 	cmd.Dir = dir
 	var out, errb bytes.Buffer

@@ -56,16 +56,7 @@ func StateDir(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			return r
-		}
-		return '_'
-	}, filepath.Base(root))
-	if len(name) > 40 {
-		name = name[:40]
-	}
-	dir := filepath.Join(base, "roots", fmt.Sprintf("%s-%016x", name, xxhash.Sum64String(root)))
+	dir := stateDirIn(base, root)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("%w %s: %w", ErrStateDir, dir, err)
 	}
@@ -81,6 +72,33 @@ func StateDir(root string) (string, error) {
 		return "", fmt.Errorf("%w %s: %w", ErrStateDir, dir, err)
 	}
 	return dir, nil
+}
+
+// stateDirIn is the state directory of root under the base state directory.
+func stateDirIn(base, root string) string {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, filepath.Base(root))
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	return filepath.Join(base, "roots", fmt.Sprintf("%s-%016x", name, xxhash.Sum64String(root)))
+}
+
+// hasHistory reports whether the canonical directory dir is a root with a
+// journal under base, the base state directory. It only looks: nothing is
+// created.
+func hasHistory(base, dir string) bool {
+	sd := stateDirIn(base, dir)
+	owner, err := os.ReadFile(filepath.Join(sd, "root"))
+	if err != nil || string(owner) != dir {
+		return false
+	}
+	st, err := os.Stat(journalDir(sd))
+	return err == nil && st.IsDir()
 }
 
 // InsideRoot reports whether path p lies inside root (or is root).

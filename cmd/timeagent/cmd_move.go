@@ -46,7 +46,7 @@ func (a *app) undoCommand() *cobra.Command {
 			}
 			return a.move("undo", o, func(ws *session.Workspace, tree *tasks.Tree, st journal.State) (tasks.ID, error) {
 				if o.session {
-					return sessionBase(ws.Journal)
+					return sessionBase(ws.Journal, tree, st.Active)
 				}
 				return tree.Undo(st.Active, n)
 			})
@@ -148,16 +148,29 @@ func countArg(args []string) (int, error) {
 	return n, nil
 }
 
-// sessionBase is the task active before the latest session started.
-func sessionBase(j *journal.Journal) (tasks.ID, error) {
-	s, err := j.LatestSession()
-	if errors.Is(err, journal.ErrNotFound) {
-		return 0, errors.New("no session recorded yet: there is nothing to undo")
-	}
+// sessionBase is where `undo --session` goes from active: the base of the
+// latest session that started before active (its base is an ancestor of
+// active). Run again at that base, it goes to before the session before.
+func sessionBase(j *journal.Journal, tree *tasks.Tree, active tasks.ID) (tasks.ID, error) {
+	sessions, err := j.Sessions()
 	if err != nil {
 		return 0, err
 	}
-	return s.Base, nil
+	if len(sessions) == 0 {
+		return 0, errors.New("no session recorded yet: there is nothing to undo")
+	}
+	above := map[tasks.ID]bool{tasks.Base: active != tasks.Base}
+	for _, id := range tree.Ancestors(active) {
+		if id != active {
+			above[id] = true
+		}
+	}
+	for i := len(sessions) - 1; i >= 0; i-- {
+		if above[sessions[i].Base] {
+			return sessions[i].Base, nil
+		}
+	}
+	return 0, fmt.Errorf("nothing to undo: no session started before task %d (timeagent log shows the history)", active)
 }
 
 type targetFunc func(ws *session.Workspace, tree *tasks.Tree, st journal.State) (tasks.ID, error)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -89,13 +90,14 @@ func (a *app) runRun(o runOptions, argv []string) error {
 		return err
 	}
 	notice := func(s string) { fmt.Fprintf(a.io.err, "timeagent: %s\n", s) }
+	dir := a.childDir(notice)
 	ext := newExternal(a, o.allowHighRisk)
 	res, err := session.Run(ws, session.RunOptions{
 		Argv:     argv,
 		Summary:  o.summary,
 		Mode:     o.mode,
 		Isolate:  o.isolate,
-		Dir:      a.cwd,
+		Dir:      dir,
 		Env:      os.Environ(),
 		Stdin:    a.io.in,
 		Stdout:   a.io.out,
@@ -118,6 +120,21 @@ func (a *app) runRun(o runOptions, argv []string) error {
 		return &exitError{res.ExitCode}
 	}
 	return nil
+}
+
+// childDir is the directory the child starts in: the caller's, unless it
+// lies outside the root (--root DIR given from elsewhere); then the root,
+// since only what happens in the root is recorded, and notice says so.
+func (a *app) childDir(notice func(string)) string {
+	cwd := a.cwd
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real
+	}
+	if session.InsideRoot(a.rootDir, cwd) {
+		return a.cwd
+	}
+	notice(fmt.Sprintf("the command runs in %s, the root (your directory %s is outside it)", a.rootDir, a.cwd))
+	return a.rootDir
 }
 
 // sessionHandler answers a command forwarded to the running session.
