@@ -15,6 +15,7 @@ import (
 )
 
 func (a *app) verifyCommand() *cobra.Command {
+	var salvage bool
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Re-hash every blob and check every record of the journal; exit 1 on any damage",
@@ -22,9 +23,18 @@ func (a *app) verifyCommand() *cobra.Command {
 reported with the tasks and paths it concerns: for damaged or missing content,
 every task (its before or after state of a path) and stat cache entry that uses
 it. Exit 1 on any damage. verify only reads: it runs even when an unfinished
-apply cannot be finished.`,
+apply cannot be finished.
+
+With --salvage, a damaged journal (one that verify reports, or that no
+command can open) is replaced by a new one holding every record and blob
+that can still be read, each blob checked against its hash. The old journal
+is kept, renamed aside. The report names every task and path that was lost;
+undo, redo and switch through a task that lost changes are refused.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if salvage {
+				return a.runSalvage()
+			}
 			ran := false
 			err := a.withWorkspace("verify", func(ws *session.Workspace) error {
 				ran = true
@@ -37,6 +47,8 @@ apply cannot be finished.`,
 		},
 	}
 	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
+	cmd.Flags().BoolVar(&salvage, "salvage", false,
+		"copy every readable record and blob of a damaged journal into a new one (the old one is kept aside) and say what was lost")
 	return cmd
 }
 

@@ -1,0 +1,41 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/timeagent-dev/timeagent/journal"
+)
+
+// ErrNothingToSalvage: the journal opens and verifies clean.
+var ErrNothingToSalvage = errors.New("the journal opens and verifies: nothing to salvage")
+
+// SalvageJournal locks root's state dir and replaces a damaged journal by
+// one holding everything still readable (journal.Salvage). It refuses while
+// a session runs, and does nothing to a journal that opens and verifies.
+func SalvageJournal(root, stateDir string) (*journal.SalvageReport, error) {
+	l, held, err := WaitLock(stateDir, Holder{Pid: os.Getpid(), Command: "verify"}, 10*time.Second)
+	if err != nil {
+		if errors.Is(err, ErrLocked) && held != nil {
+			return nil, fmt.Errorf("salvage the journal of %s: %w (pid %d, %s): wait for it to end", root, ErrLocked, held.Pid, describe(held))
+		}
+		return nil, fmt.Errorf("salvage the journal of %s: %w", root, err)
+	}
+	defer l.Release()
+	dir := journalDir(stateDir)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("salvage the journal of %s: %w: there is no journal yet", root, ErrNothingToSalvage)
+	}
+	if j, err := journal.Open(dir, root); err == nil {
+		damage, verr := j.Verify(nil)
+		cerr := j.Close()
+		if verr == nil && cerr == nil && len(damage) == 0 {
+			return nil, ErrNothingToSalvage
+		}
+	} else if errors.Is(err, journal.ErrBusy) || errors.Is(err, journal.ErrForeign) || errors.Is(err, journal.ErrSchema) {
+		return nil, err
+	}
+	return journal.Salvage(dir, root, time.Now())
+}
