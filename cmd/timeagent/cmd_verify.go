@@ -174,7 +174,11 @@ func printVerify(w io.Writer, doc verifyDoc, stateDir string) {
 		fmt.Fprintf(w, "; tasks affected: %s", strings.Join(ids, ", "))
 	}
 	if len(doc.Paths) > 0 {
-		fmt.Fprintf(w, "; paths affected: %s", listSome(doc.Paths, maxUses))
+		paths := make([]string, len(doc.Paths))
+		for i, p := range doc.Paths {
+			paths[i] = escapeName(p)
+		}
+		fmt.Fprintf(w, "; paths affected: %s", listSome(paths, maxUses))
 	}
 	fmt.Fprintln(w)
 	if blocked {
@@ -189,9 +193,9 @@ func printVerify(w io.Writer, doc verifyDoc, stateDir string) {
 func damageSubject(d journal.Damage) string {
 	switch d.Kind {
 	case "layer":
-		return fmt.Sprintf("change of %s in task %d", d.Path, d.Task)
+		return fmt.Sprintf("change of %s in task %d", escapeName(d.Path), d.Task)
 	case "stat":
-		return "stat cache entry of " + d.Path
+		return "stat cache entry of " + escapeName(d.Path)
 	case "task":
 		if d.Task != tasks.Base {
 			return fmt.Sprintf("record of task %d", d.Task)
@@ -217,7 +221,7 @@ func usesText(uses []journal.BlobUse) string {
 	}
 	s := make([]string, len(uses))
 	for i, u := range uses {
-		s[i] = u.String()
+		s[i] = escapeName(u.String())
 	}
 	return "; needed by " + listSome(s, maxUses)
 }

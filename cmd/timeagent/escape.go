@@ -2,18 +2,17 @@ package main
 
 import (
 	"strconv"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// escapeName makes a file name (or any text holding one) safe to print on a
-// terminal in human output: a name holding a control character (escape
-// sequences, carriage return, newline), a format character (such as a
-// bidirectional override), bytes that are not UTF-8, a double quote or a
-// backslash is printed quoted with Go's escapes, as git does with
-// core.quotePath; every other name is printed as it is. JSON output never
-// goes through it.
+// escapeName makes a file name (or any text holding one: a task summary, a
+// command line) safe to print on a terminal in human output: text holding a
+// control character (escape sequences, carriage return, newline), a format
+// character (such as a bidirectional override) or bytes that are not UTF-8
+// is printed double-quoted with Go's escapes, as git does with
+// core.quotePath; any other text is printed as it is. Every human output
+// prints names through it; JSON output never does.
 func escapeName(s string) string {
 	if !needsQuoting(s) {
 		return s
@@ -22,9 +21,6 @@ func escapeName(s string) string {
 }
 
 func needsQuoting(s string) bool {
-	if strings.ContainsAny(s, `"\`) {
-		return true
-	}
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && n == 1 {
