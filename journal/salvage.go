@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"time"
 
@@ -62,6 +63,10 @@ type lostMarker struct {
 	Salvaged time.Time `json:"salvaged"`
 }
 
+// ErrNothingToSalvage: every file of the journal reads and every record and
+// blob verifies; Salvage left it as it was.
+var ErrNothingToSalvage = errors.New("the journal reads and verifies: nothing to salvage")
+
 // errLostChanges is returned by Layer for a task a salvage marked.
 var errLostChanges = errors.New("changes of this task were lost when the damaged journal was salvaged")
 
@@ -71,6 +76,7 @@ var errLostChanges = errors.New("changes of this task were lost when the damaged
 // lost changes is marked so that no move through it writes a wrong state.
 // The new journal is written beside dir, synced, and only then takes its
 // place; the old one is renamed to dir.damaged-<time> and never changed.
+// A journal that reads and verifies whole is left alone (ErrNothingToSalvage).
 // The caller holds the root's lock.
 func Salvage(dir, root string, now time.Time) (*SalvageReport, error) {
 	if _, err := os.Stat(dir); err != nil {
@@ -84,6 +90,9 @@ func Salvage(dir, root string, now time.Time) (*SalvageReport, error) {
 	}
 	defer os.RemoveAll(work)
 	rep, err := salvageInto(dir, work, fresh, root, now)
+	if errors.Is(err, ErrNothingToSalvage) {
+		return nil, err
+	}
 	if err != nil {
 		os.RemoveAll(fresh)
 		return nil, fmt.Errorf("salvage journal %s: %w", dir, err)
@@ -106,6 +115,9 @@ func Salvage(dir, root string, now time.Time) (*SalvageReport, error) {
 }
 
 func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil // a directory cannot be synced there; renames are durable
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
@@ -128,6 +140,11 @@ func salvageInto(dir, work, fresh, root string, now time.Time) (*SalvageReport, 
 	}
 	old := &Journal{dir: work, root: root, db: db}
 	defer old.Close()
+	if len(rd.problems) == 0 && len(rd.lost) == 0 {
+		if damage, err := old.Verify(nil); err == nil && len(damage) == 0 && old.checkMeta() == nil {
+			return nil, ErrNothingToSalvage
+		}
+	}
 	nj, err := Open(fresh, root)
 	if err != nil {
 		return nil, err
@@ -168,6 +185,7 @@ type salvager struct {
 	intent     *Intent
 	sessionSeq uint64
 	maxSession uint64
+	badChunks  int
 	buf        []byte
 }
 
@@ -257,8 +275,10 @@ func (s *salvager) unreadable(key []byte, err error) {
 	d := Damage{}
 	locate(&d, key)
 	switch key[0] {
-	case prefixChunk, prefixBlob:
-		// Its users are reported through the blobs they miss.
+	case prefixChunk:
+		s.badChunks++ // its users are reported through the blobs they miss
+	case prefixBlob:
+		// Its users are reported through the content they miss.
 	case prefixLayer:
 		s.lostTask(d.Task).Paths = append(s.lostTask(d.Task).Paths, d.Path)
 		s.layers[d.Task] = true
@@ -286,6 +306,7 @@ func (s *salvager) chunk(wb *spaceBatch, key, val []byte) error {
 	}
 	got, err := decodeChunk(val, int(c.Len), s.buf)
 	if err != nil || chunkHash(got) != c.Hash {
+		s.badChunks++
 		return nil
 	}
 	s.goodChunks[c] = true
@@ -500,6 +521,9 @@ func (s *salvager) finish() error {
 			s.rep.Problems = append(s.rep.Problems, fmt.Sprintf("table %s: records from %s to %s are lost", r.table, describeKey(r.lo), describeKey(r.hi)))
 		}
 	}
+	if s.badChunks > 0 {
+		s.rep.Problems = append(s.rep.Problems, fmt.Sprintf("%d chunk(s) of content are damaged or cut off (in a value log or a table)", s.badChunks))
+	}
 	for id, v := range s.markers { // marks of an earlier salvage stay
 		var m lostMarker
 		if decodeJSON("lost marker", v, &m) == nil {
@@ -577,15 +601,42 @@ func (s *salvager) writeFixes(tx *Tx) error {
 	if in := s.intent; in != nil {
 		_, fromOK := s.tasks[in.From]
 		_, toOK := s.tasks[in.To]
-		if (fromOK || in.From == tasks.Base) && (toOK || in.To == tasks.Base) {
+		switch {
+		case !(fromOK || in.From == tasks.Base) || !(toOK || in.To == tasks.Base):
+			s.lostRecord("intent (the record of an unfinished apply): its tasks are lost; dropped")
+		case s.walkLost(in.From, in.To) != tasks.Base:
+			s.lostRecord("intent (the record of an unfinished apply from task %d to %d): task %d on its way lost data, so it cannot be finished; dropped (what it had written differs from task %d and is kept as an outside task by the next undo, redo or switch)",
+				in.From, in.To, s.walkLost(in.From, in.To), in.From)
+		default:
 			if err := tx.PutIntent(*in); err != nil {
 				return err
 			}
-		} else {
-			s.lostRecord("intent (the record of an unfinished apply): its tasks are lost; dropped")
 		}
 	}
 	return tx.txn.Set(keySessionSeq, u64(max(s.sessionSeq, s.maxSession)))
+}
+
+// walkLost returns a task on the walk from a to b that lost something, or
+// the base when none did (or the walk cannot be made).
+func (s *salvager) walkLost(a, b tasks.ID) tasks.ID {
+	list := make([]tasks.Task, 0, len(s.tasks))
+	for _, t := range s.tasks {
+		list = append(list, t)
+	}
+	tree, err := tasks.NewTree(list)
+	if err != nil {
+		return tasks.Base
+	}
+	w, err := tree.Path(a, b)
+	if err != nil {
+		return tasks.Base
+	}
+	for _, id := range append(append([]tasks.ID{}, w.Up...), w.Down...) {
+		if _, lost := s.lost[id]; lost {
+			return id
+		}
+	}
+	return tasks.Base
 }
 
 func compactStrings(s []string) []string {

@@ -9,12 +9,10 @@ import (
 	"github.com/timeagent-dev/timeagent/journal"
 )
 
-// ErrNothingToSalvage: the journal opens and verifies clean.
-var ErrNothingToSalvage = errors.New("the journal opens and verifies: nothing to salvage")
-
 // SalvageJournal locks root's state dir and replaces a damaged journal by
 // one holding everything still readable (journal.Salvage). It refuses while
-// a session runs, and does nothing to a journal that opens and verifies.
+// a session runs, and leaves a journal that reads and verifies whole alone
+// (journal.ErrNothingToSalvage).
 func SalvageJournal(root, stateDir string) (*journal.SalvageReport, error) {
 	l, held, err := WaitLock(stateDir, Holder{Pid: os.Getpid(), Command: "verify"}, 10*time.Second)
 	if err != nil {
@@ -26,16 +24,7 @@ func SalvageJournal(root, stateDir string) (*journal.SalvageReport, error) {
 	defer l.Release()
 	dir := journalDir(stateDir)
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("salvage the journal of %s: %w: there is no journal yet", root, ErrNothingToSalvage)
-	}
-	if j, err := journal.Open(dir, root); err == nil {
-		damage, verr := j.Verify(nil)
-		cerr := j.Close()
-		if verr == nil && cerr == nil && len(damage) == 0 {
-			return nil, ErrNothingToSalvage
-		}
-	} else if errors.Is(err, journal.ErrBusy) || errors.Is(err, journal.ErrForeign) || errors.Is(err, journal.ErrSchema) {
-		return nil, err
+		return nil, fmt.Errorf("salvage the journal of %s: %w: there is no journal yet", root, journal.ErrNothingToSalvage)
 	}
 	return journal.Salvage(dir, root, time.Now())
 }

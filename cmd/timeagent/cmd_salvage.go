@@ -26,7 +26,7 @@ func (a *app) runSalvage() error {
 		return err
 	}
 	rep, err := session.SalvageJournal(a.rootDir, a.state)
-	if errors.Is(err, session.ErrNothingToSalvage) {
+	if errors.Is(err, journal.ErrNothingToSalvage) {
 		if a.json {
 			return writeJSON(a.io.out, salvageDoc{SchemaVersion: schemaVersion})
 		}

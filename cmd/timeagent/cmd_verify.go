@@ -117,7 +117,7 @@ func (a *app) unopenable(err error) error {
 		writeJSONError(a.io.err, "the journal cannot be opened: it is damaged")
 	} else {
 		fmt.Fprintf(a.io.out, "damaged journal: it cannot be opened: %v\n", err)
-		fmt.Fprintf(a.io.out, "next: your files were not changed; to start a fresh history, move %s away (keep it if you want to investigate)\n", a.state)
+		fmt.Fprintln(a.io.out, "next: your files were not changed; `timeagent verify --salvage` copies every record and blob that can still be read into a new journal (the damaged one is kept aside) and names what was lost")
 		fmt.Fprintln(a.io.err, "timeagent: the journal cannot be opened: it is damaged")
 	}
 	return &exitError{1}
@@ -182,10 +182,10 @@ func printVerify(w io.Writer, doc verifyDoc, stateDir string) {
 	}
 	fmt.Fprintln(w)
 	if blocked {
-		fmt.Fprintf(w, "next: the unfinished apply cannot be finished, so other commands refuse to run; to start a fresh history from the tree as it is, move %s away\n", stateDir)
+		fmt.Fprintln(w, "next: the unfinished apply cannot be finished, so other commands refuse to run; `timeagent verify --salvage` keeps everything readable in a new journal without that apply")
 		return
 	}
-	fmt.Fprintf(w, "next: undo, redo and switch that need damaged content refuse without changing your files, the others work (timeagent log shows the tasks); to start a fresh history, move %s away\n", stateDir)
+	fmt.Fprintln(w, "next: undo, redo and switch that need damaged content refuse without changing your files, the others work (timeagent log shows the tasks); `timeagent verify --salvage` copies what is readable into a new journal")
 }
 
 // damageSubject names what is damaged, by task, session and path where the
