@@ -381,6 +381,9 @@ func (j *Journal) Tree() (*tasks.Tree, error) {
 
 // Layer returns the changes of task id sorted by path.
 func (j *Journal) Layer(id tasks.ID) ([]Change, error) {
+	if err := j.checkLost(id); err != nil {
+		return nil, err
+	}
 	var out []Change
 	err := j.scan(fmt.Sprintf("read layer %d", id), layerPrefix(id), func(k, v []byte) error {
 		c, err := decodeChange(string(k[layerKeyMin:]), v)
@@ -391,6 +394,20 @@ func (j *Journal) Layer(id tasks.ID) ([]Change, error) {
 		return nil
 	})
 	return out, err
+}
+
+// checkLost refuses a task whose changes a salvage could not all recover:
+// a move through it would leave the lost paths in a wrong state.
+func (j *Journal) checkLost(id tasks.ID) error {
+	var m lostMarker
+	err := j.getJSON(fmt.Sprintf("read layer %d", id), lostKey(id), &m)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("read layer %d: %w: %w (%s)", id, ErrCorrupt, errLostChanges, m.Detail)
 }
 
 // LayerChange returns one path's change in task id, if any.

@@ -27,6 +27,7 @@ import (
 //	'a' session(8) seq(8)                    Action (JSON)
 //	'f' path                                 StatEntry (binary, encode.go); path last
 //	'F'                                      the stat cache is complete (one byte, 1)
+//	'x' task(8)                              lostMarker (JSON): a salvage lost some of the task's changes
 //
 // hash is xxhash64 of the (uncompressed) bytes, length and size are byte
 // counts, seq is the collision sequence number (0 unless two different
@@ -45,6 +46,7 @@ const (
 	prefixAction     byte = 'a'
 	prefixStat       byte = 'f'
 	prefixStatsDone  byte = 'F'
+	prefixLost       byte = 'x'
 )
 
 // Fixed key lengths.
@@ -127,6 +129,7 @@ func idKey(prefix byte, id uint64) []byte {
 func taskKey(id tasks.ID) []byte     { return idKey(prefixTask, uint64(id)) }
 func sessionKey(id uint64) []byte    { return idKey(prefixSession, id) }
 func layerPrefix(id tasks.ID) []byte { return idKey(prefixLayer, uint64(id)) }
+func lostKey(id tasks.ID) []byte     { return idKey(prefixLost, uint64(id)) }
 
 // layerKey is 'l' + task id + path; the path is last and needs no length.
 func layerKey(id tasks.ID, path string) []byte {
@@ -210,6 +213,10 @@ func describeKey(k []byte) string {
 		return fmt.Sprintf("stat %q", k[1:])
 	case prefixStatsDone:
 		return "stat cache mark"
+	case prefixLost:
+		if len(k) == taskKeyLen {
+			return fmt.Sprintf("lost changes of task %d", binary.BigEndian.Uint64(k[1:]))
+		}
 	}
 	return fmt.Sprintf("key %x", k)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgraph-io/badger/v4"
@@ -129,7 +130,7 @@ func locate(d *Damage, k []byte) {
 		return
 	}
 	switch k[0] {
-	case prefixTask:
+	case prefixTask, prefixLost:
 		if len(k) == taskKeyLen {
 			d.Task = tasks.ID(binary.BigEndian.Uint64(k[1:]))
 		}
@@ -290,6 +291,8 @@ func kindOf(key []byte) string {
 		return "stat"
 	case prefixStatsDone:
 		return "stat cache mark"
+	case prefixLost:
+		return "lost"
 	}
 	return "unknown"
 }
@@ -394,6 +397,13 @@ func (v *verifier) record(key, val []byte) {
 			bad(err)
 		} else if e.Kind == File {
 			v.ref(e.Blob, key)
+		}
+	case prefixLost:
+		var m lostMarker
+		if err := decodeJSON(kind, val, &m); err != nil {
+			bad(err)
+		} else {
+			v.add(kind, key, "changes lost in the salvage of %s: %s", m.Salvaged.UTC().Format(time.RFC3339), m.Detail)
 		}
 	default:
 		v.add(kind, key, "unknown record kind %q", key[0])

@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -57,11 +58,8 @@ func StateDir(root string) (string, error) {
 		return "", err
 	}
 	dir := stateDirIn(base, root)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("%w %s: %w", ErrStateDir, dir, err)
-	}
-	if err := os.Chmod(base, 0o700); err != nil {
-		return "", fmt.Errorf("%w: protect %s: %w", ErrStateDir, base, err)
+	if err := privateDirs(base, "roots", filepath.Base(dir)); err != nil {
+		return "", err
 	}
 	rf := filepath.Join(dir, "root")
 	if b, err := os.ReadFile(rf); err == nil {
@@ -99,6 +97,69 @@ func hasHistory(base, dir string) bool {
 	}
 	st, err := os.Stat(journalDir(sd))
 	return err == nil && st.IsDir()
+}
+
+// privateDirs makes sure base and each of names below it (base/names[0]/
+// names[1]...) exist, are directories owned by the caller, and that none
+// below the base is a symlink or writable by other users. It creates what
+// is missing 0700 and never changes the mode of a directory it did not
+// create: the base may be shared (TIMEAGENT_HOME=/tmp).
+func privateDirs(base string, names ...string) error {
+	if _, err := os.Lstat(base); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(base, 0o700); err != nil {
+			return fmt.Errorf("%w %s: %w", ErrStateDir, base, err)
+		}
+		if err := os.Chmod(base, 0o700); err != nil {
+			return fmt.Errorf("%w: protect %s: %w", ErrStateDir, base, err)
+		}
+	}
+	// The base itself may be reached through a symlink: the user chose it.
+	fi, err := os.Stat(base)
+	if err != nil {
+		return fmt.Errorf("%w %s: %w", ErrStateDir, base, err)
+	}
+	if err := checkStateDir(base, fi); err != nil {
+		return err
+	}
+	p := base
+	for _, n := range names {
+		p = filepath.Join(p, n)
+		err := os.Mkdir(p, 0o700)
+		created := err == nil
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%w %s: %w", ErrStateDir, p, err)
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return fmt.Errorf("%w %s: %w", ErrStateDir, p, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%w: %s is a symlink, and timeagent follows none below %s: remove it", ErrStateDir, p, base)
+		}
+		if err := checkStateDir(p, fi); err != nil {
+			return err
+		}
+		if created {
+			if err := os.Chmod(p, 0o700); err != nil {
+				return fmt.Errorf("%w: protect %s: %w", ErrStateDir, p, err)
+			}
+		} else if fi.Mode().Perm()&0o022 != 0 {
+			return fmt.Errorf("%w: %s is writable by other users: run chmod go-w %s, or set %s", ErrStateDir, p, p, HomeEnv)
+		}
+	}
+	return nil
+}
+
+// checkStateDir refuses a state directory that is not a directory or that
+// another user owns.
+func checkStateDir(p string, fi fs.FileInfo) error {
+	if !fi.IsDir() {
+		return fmt.Errorf("%w: %s is not a directory: move it away, or set %s", ErrStateDir, p, HomeEnv)
+	}
+	if uid, mine := ownedByCaller(fi); !mine {
+		return fmt.Errorf("%w: %s is owned by another user (uid %d): set %s to a directory of your own", ErrStateDir, p, uid, HomeEnv)
+	}
+	return nil
 }
 
 // InsideRoot reports whether path p lies inside root (or is root).

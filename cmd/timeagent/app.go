@@ -228,7 +228,7 @@ func (a *app) recover(ws *session.Workspace, quiet bool) error {
 	}
 	if !quiet && !a.json {
 		for _, n := range rep.Notes {
-			fmt.Fprintf(a.io.err, "timeagent: recovered: %s\n", n)
+			fmt.Fprintf(a.io.err, "timeagent: recovered: %s\n", escapeName(n))
 		}
 	}
 	return ingestPending(ws)

@@ -232,11 +232,31 @@ func (a *app) actionsCommand() *cobra.Command {
 					return writeJSON(a.io.out, actionsJSON{SchemaVersion: schemaVersion, Session: s.ID,
 						Note: actions.Disclaimer, Redacted: redacted, Actions: shown, Counts: actions.Counts(list)})
 				}
-				return actions.Format(a.io.out, list)
+				return actions.Format(a.io.out, escapeActions(list))
 			})
 		},
 	}
 	cmd.Flags().StringVar(&sessionID, "session", "", "show another session's log")
 	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
 	return cmd
+}
+
+// escapeActions returns a copy of list whose argv, executable and
+// directory are safe to print (escapeName). A --flag=value argument is
+// escaped on each side of the "=", so that redaction still sees the flag.
+func escapeActions(list []journal.Action) []journal.Action {
+	out := make([]journal.Action, len(list))
+	for i, act := range list {
+		act.Executable, act.Cwd = escapeName(act.Executable), escapeName(act.Cwd)
+		act.Argv = make([]string, len(list[i].Argv))
+		for k, s := range list[i].Argv {
+			if j := strings.IndexByte(s, '='); j > 0 {
+				act.Argv[k] = escapeName(s[:j]) + "=" + escapeName(s[j+1:])
+			} else {
+				act.Argv[k] = escapeName(s)
+			}
+		}
+		out[i] = act
+	}
+	return out
 }

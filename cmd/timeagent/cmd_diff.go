@@ -186,7 +186,7 @@ func (a *app) runDiff(ws *session.Workspace, o diffOptions) error {
 		default:
 			detail = describeNode(c.Before) + " → " + describeNode(c.After)
 		}
-		fmt.Fprintf(w, "%-11s %s  (%s)\n", k, c.Path, detail)
+		fmt.Fprintf(w, "%-11s %s  (%s)\n", k, escapeName(c.Path), detail)
 	}
 	fmt.Fprintf(w, "%d path(s) changed: %d created, %d modified, %d deleted, %d changed type\n",
 		len(changes), counts["created"], counts["modified"], counts["deleted"], counts["typechanged"])
@@ -234,14 +234,14 @@ func (a *app) printPatch(j *journal.Journal, w io.Writer, changes []journal.Chan
 		if err != nil {
 			return fmt.Errorf("read %s: %w", c.Path, err)
 		}
-		nameA, nameB := "a/"+c.Path, "b/"+c.Path
+		nameA, nameB := escapeName("a/"+c.Path), escapeName("b/"+c.Path)
 		if c.Before.Kind == journal.Absent {
 			nameA = "/dev/null"
 		}
 		if c.After.Kind == journal.Absent {
 			nameB = "/dev/null"
 		}
-		fmt.Fprintf(w, "diff --timeagent a/%s b/%s (%s)\n", c.Path, c.Path, changeKind(c))
+		fmt.Fprintf(w, "diff --timeagent %s %s (%s)\n", escapeName("a/"+c.Path), escapeName("b/"+c.Path), changeKind(c))
 		switch {
 		case bbin || abin:
 			fmt.Fprintf(w, "Binary files %s and %s differ\n", nameA, nameB)
@@ -262,8 +262,8 @@ func (a *app) printPatch(j *journal.Journal, w io.Writer, changes []journal.Chan
 func (a *app) printStat(j *journal.Journal, w io.Writer, changes []journal.Change) error {
 	width := 0
 	for _, c := range changes {
-		if len(c.Path) > width {
-			width = len(c.Path)
+		if len(escapeName(c.Path)) > width {
+			width = len(escapeName(c.Path))
 		}
 	}
 	var tadd, trem int
@@ -278,13 +278,13 @@ func (a *app) printStat(j *journal.Journal, w io.Writer, changes []journal.Chang
 		}
 		switch {
 		case bbin || abin:
-			fmt.Fprintf(w, " %-*s | binary (%s → %s)\n", width, c.Path, sizeOf(c.Before), sizeOf(c.After))
+			fmt.Fprintf(w, " %-*s | binary (%s → %s)\n", width, escapeName(c.Path), sizeOf(c.Before), sizeOf(c.After))
 		case !bok || !aok:
-			fmt.Fprintf(w, " %-*s | %s\n", width, c.Path, changeKind(c))
+			fmt.Fprintf(w, " %-*s | %s\n", width, escapeName(c.Path), changeKind(c))
 		default:
 			add, rem := textdiff.Count(bt, at)
 			tadd, trem = tadd+add, trem+rem
-			fmt.Fprintf(w, " %-*s | +%d -%d\n", width, c.Path, add, rem)
+			fmt.Fprintf(w, " %-*s | +%d -%d\n", width, escapeName(c.Path), add, rem)
 		}
 	}
 	fmt.Fprintf(w, " %d path(s) changed, %d line(s) added, %d line(s) removed\n", len(changes), tadd, trem)

@@ -120,7 +120,7 @@ func (a *app) printLog(tree *tasks.Tree, out logJSON) {
 				summary = "[outside] " + summary
 			}
 			fmt.Fprintf(w, "%s  %4d  %-7s  %-16s  %5d  %s%s\n", mark, t.ID, sess, shortTime(t.Created), t.Files,
-				strings.Repeat("  ", d), summary)
+				strings.Repeat("  ", d), escapeName(summary))
 			walk(c, d)
 		}
 	}

@@ -78,7 +78,7 @@ func (a *app) recoverCommand() *cobra.Command {
 				return nil
 			}
 			for _, n := range rep.Notes {
-				fmt.Fprintf(a.io.out, "recovered: %s\n", n)
+				fmt.Fprintf(a.io.out, "recovered: %s\n", escapeName(n))
 			}
 			fmt.Fprintln(a.io.out, "next: timeagent status, then timeagent diff to review or timeagent undo to revert")
 			return nil

@@ -290,7 +290,7 @@ func (a *app) printDriftList(d []cow.Drifted) {
 			fmt.Fprintf(a.io.err, "  … and %d more\n", len(d)-20)
 			break
 		}
-		fmt.Fprintf(a.io.err, "  %s  (expected %s, found %s)\n", x.Path, describeNode(x.Expected), describeNode(x.Actual))
+		fmt.Fprintf(a.io.err, "  %s  (expected %s, found %s)\n", escapeName(x.Path), describeNode(x.Expected), describeNode(x.Actual))
 	}
 }
 

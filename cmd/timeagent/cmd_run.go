@@ -184,6 +184,6 @@ func printChangeList(w io.Writer, changes []journal.Change, max int) {
 			fmt.Fprintf(w, "  … and %d more\n", len(changes)-max)
 			break
 		}
-		fmt.Fprintf(w, "  %s %s\n", changeSymbol(changeKind(c)), c.Path)
+		fmt.Fprintf(w, "  %s %s\n", changeSymbol(changeKind(c)), escapeName(c.Path))
 	}
 }

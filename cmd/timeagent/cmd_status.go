@@ -162,13 +162,13 @@ func linkedWorktree(root string) bool {
 
 func (a *app) printStatus(st statusJSON) {
 	w := a.io.out
-	fmt.Fprintf(w, "root:         %s\n", st.Root)
+	fmt.Fprintf(w, "root:         %s\n", escapeName(st.Root))
 	if st.Session == nil {
 		fmt.Fprintf(w, "session:      none yet (state %s)\n", st.State)
 	} else {
 		s := st.Session
 		fmt.Fprintf(w, "session:      %d, %s (%s mode)\n", s.ID, st.State, s.Mode)
-		fmt.Fprintf(w, "command:      %s\n", shellQuote(s.Argv))
+		fmt.Fprintf(w, "command:      %s\n", escapeName(shellQuote(s.Argv)))
 		fmt.Fprintf(w, "started:      %s\n", localTime(s.StartedAt))
 		if s.EndedAt != "" {
 			fmt.Fprintf(w, "ended:        %s\n", localTime(s.EndedAt))

@@ -15,6 +15,7 @@ import (
 )
 
 func (a *app) verifyCommand() *cobra.Command {
+	var salvage bool
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Re-hash every blob and check every record of the journal; exit 1 on any damage",
@@ -22,9 +23,18 @@ func (a *app) verifyCommand() *cobra.Command {
 reported with the tasks and paths it concerns: for damaged or missing content,
 every task (its before or after state of a path) and stat cache entry that uses
 it. Exit 1 on any damage. verify only reads: it runs even when an unfinished
-apply cannot be finished.`,
+apply cannot be finished.
+
+With --salvage, a damaged journal (one that verify reports, or that no
+command can open) is replaced by a new one holding every record and blob
+that can still be read, each blob checked against its hash. The old journal
+is kept, renamed aside. The report names every task and path that was lost;
+undo, redo and switch through a task that lost changes are refused.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if salvage {
+				return a.runSalvage()
+			}
 			ran := false
 			err := a.withWorkspace("verify", func(ws *session.Workspace) error {
 				ran = true
@@ -37,6 +47,8 @@ apply cannot be finished.`,
 		},
 	}
 	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
+	cmd.Flags().BoolVar(&salvage, "salvage", false,
+		"copy every readable record and blob of a damaged journal into a new one (the old one is kept aside) and say what was lost")
 	return cmd
 }
 
@@ -105,7 +117,7 @@ func (a *app) unopenable(err error) error {
 		writeJSONError(a.io.err, "the journal cannot be opened: it is damaged")
 	} else {
 		fmt.Fprintf(a.io.out, "damaged journal: it cannot be opened: %v\n", err)
-		fmt.Fprintf(a.io.out, "next: your files were not changed; to start a fresh history, move %s away (keep it if you want to investigate)\n", a.state)
+		fmt.Fprintln(a.io.out, "next: your files were not changed; `timeagent verify --salvage` copies every record and blob that can still be read into a new journal (the damaged one is kept aside) and names what was lost")
 		fmt.Fprintln(a.io.err, "timeagent: the journal cannot be opened: it is damaged")
 	}
 	return &exitError{1}
@@ -162,14 +174,18 @@ func printVerify(w io.Writer, doc verifyDoc, stateDir string) {
 		fmt.Fprintf(w, "; tasks affected: %s", strings.Join(ids, ", "))
 	}
 	if len(doc.Paths) > 0 {
-		fmt.Fprintf(w, "; paths affected: %s", listSome(doc.Paths, maxUses))
+		paths := make([]string, len(doc.Paths))
+		for i, p := range doc.Paths {
+			paths[i] = escapeName(p)
+		}
+		fmt.Fprintf(w, "; paths affected: %s", listSome(paths, maxUses))
 	}
 	fmt.Fprintln(w)
 	if blocked {
-		fmt.Fprintf(w, "next: the unfinished apply cannot be finished, so other commands refuse to run; to start a fresh history from the tree as it is, move %s away\n", stateDir)
+		fmt.Fprintln(w, "next: the unfinished apply cannot be finished, so other commands refuse to run; `timeagent verify --salvage` keeps everything readable in a new journal without that apply")
 		return
 	}
-	fmt.Fprintf(w, "next: undo, redo and switch that need damaged content refuse without changing your files, the others work (timeagent log shows the tasks); to start a fresh history, move %s away\n", stateDir)
+	fmt.Fprintln(w, "next: undo, redo and switch that need damaged content refuse without changing your files, the others work (timeagent log shows the tasks); `timeagent verify --salvage` copies what is readable into a new journal")
 }
 
 // damageSubject names what is damaged, by task, session and path where the
@@ -177,9 +193,9 @@ func printVerify(w io.Writer, doc verifyDoc, stateDir string) {
 func damageSubject(d journal.Damage) string {
 	switch d.Kind {
 	case "layer":
-		return fmt.Sprintf("change of %s in task %d", d.Path, d.Task)
+		return fmt.Sprintf("change of %s in task %d", escapeName(d.Path), d.Task)
 	case "stat":
-		return "stat cache entry of " + d.Path
+		return "stat cache entry of " + escapeName(d.Path)
 	case "task":
 		if d.Task != tasks.Base {
 			return fmt.Sprintf("record of task %d", d.Task)
@@ -205,7 +221,7 @@ func usesText(uses []journal.BlobUse) string {
 	}
 	s := make([]string, len(uses))
 	for i, u := range uses {
-		s[i] = u.String()
+		s[i] = escapeName(u.String())
 	}
 	return "; needed by " + listSome(s, maxUses)
 }

@@ -1,0 +1,19 @@
+//go:build unix
+
+package session
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// ownedByCaller reports whether the caller's effective user owns fi, and
+// the owner's uid.
+func ownedByCaller(fi fs.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return -1, true
+	}
+	return int(st.Uid), int(st.Uid) == os.Geteuid()
+}
