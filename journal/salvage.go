@@ -316,9 +316,10 @@ func (s *salvager) chunk(wb *spaceBatch, key, val []byte) error {
 func (s *salvager) record(wb *spaceBatch, key, val []byte, version uint64) error {
 	keep := func() error { return wb.Set(key, bytes.Clone(val)) }
 	switch key[0] {
-	case prefixSchema, prefixRoot, prefixStat:
-		// The new journal has its own schema and root; the stat cache is
-		// left out, so the next copy-mode session scans the whole tree.
+	case prefixSchema, prefixRoot, prefixStat, prefixStatsDone:
+		// The new journal has its own schema and root; the stat cache and
+		// its mark are left out, so the next copy-mode session scans the
+		// whole tree.
 		return nil
 	case prefixBlob:
 		ref, ok := parseBlobKey(key)
