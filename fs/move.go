@@ -298,6 +298,10 @@ func (o *Overlay) endUndo(rollback bool) (string, error) {
 		case s.saved != "":
 			err = os.Rename(s.saved, s.up)
 		default:
+			var st unix.Stat_t
+			if unix.Lstat(s.up, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+				o.forgetHash(&st) // its inode number may be given out again
+			}
 			err = os.RemoveAll(s.up)
 		}
 		if err != nil {

@@ -46,8 +46,9 @@ func TestInSessionDrift(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
 		e.write("f.txt", "base\n", 0o644)
-		e.sh("fuse", `echo agent > f.txt`)
+		e.sh("fuse", `echo agent > f.txt; mkdir d; echo in > d/a`)
 		e.write("f.txt", "user\n", 0o644)
+		e.write("d/extra", "extra\n", 0o644) // unknown to history, in a directory undo removes
 		e.sh("fuse", `set -e
 echo two > g.txt
 if "$TA" undo 2 > "$SCRATCH/undo1.out" 2> "$SCRATCH/undo1.err"; then exit 90; fi
@@ -61,8 +62,8 @@ cat f.txt > "$SCRATCH/view2"`)
 		if got := e.readScratch("view2"); got != "base\n" {
 			t.Fatalf("after undo --yes the agent sees %q", got)
 		}
-		if got := e.read("f.txt"); got != "base\n" {
-			t.Fatalf("after the session f.txt is %q", got)
+		if got := e.read("f.txt"); got != "base\n" || exists(e.path("d")) {
+			t.Fatalf("after the session f.txt is %q, d exists = %v", got, exists(e.path("d")))
 		}
 		out := e.outsideTask()
 		if out.ID != 3 || out.Parent != 2 {
@@ -74,6 +75,9 @@ cat f.txt > "$SCRATCH/view2"`)
 		}
 		if got := e.read("g.txt"); got != "two\n" {
 			t.Fatalf("switch to the outside task: g.txt is %q", got)
+		}
+		if got := e.read("d/extra"); got != "extra\n" {
+			t.Fatalf("switch to the outside task: d/extra is %q", got)
 		}
 	})
 	t.Run("terminal", func(t *testing.T) {
