@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -174,5 +175,42 @@ echo after > after.txt`)
 	e.ok("undo")
 	if exists(e.path("after.txt")) {
 		t.Fatal("undo of task 2 left after.txt")
+	}
+}
+
+// TestInSessionMoveSymlinkParent: an undo inside a fuse session that would
+// write below a directory the user replaced by a symlink since (a symlink
+// to a directory outside the root) fails and says why; nothing is written
+// where the symlink points, the view is unchanged and the agent's later
+// writes are recorded.
+func TestInSessionMoveSymlinkParent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	elsewhere := t.TempDir()
+	e.sh("fuse", `set -e
+mkdir d
+echo one > d/x
+"$TA" checkpoint -m two > /dev/null
+echo two > d/x`)
+	if err := os.RemoveAll(e.path("d")); err != nil {
+		t.Fatal(err)
+	}
+	symlink(t, elsewhere, e.path("d"))
+	e.sh("fuse", `set -e
+if "$TA" undo --yes 2 > "$SCRATCH/undo.out" 2> "$SCRATCH/undo.err"; then exit 90; fi
+readlink d > "$SCRATCH/view"
+echo after > after.txt`)
+	contains(t, "failed undo", e.readScratch("undo.err"), "d/x", "not a directory")
+	if left, _ := os.ReadDir(elsewhere); len(left) != 0 {
+		t.Fatalf("the undo wrote through the symlink: %v", left)
+	}
+	if got := strings.TrimSpace(e.readScratch("view")); got != elsewhere {
+		t.Fatalf("after the failed undo d reads as %q", got)
+	}
+	if got := e.read("after.txt"); got != "after\n" {
+		t.Fatalf("after.txt after the session: %q", got)
+	}
+	if t3 := e.log().task(t, 3); t3.Files != 1 {
+		t.Fatalf("task 3 should hold after.txt: %+v", t3)
 	}
 }
