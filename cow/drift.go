@@ -120,8 +120,9 @@ func sortDrifted(d []Drifted) {
 // StateReader reads the state of paths somewhere other than a real tree:
 // the mounted view of a fuse session (fs.ViewReader).
 type StateReader interface {
-	// States returns the state of each path.
-	States(paths []string) (map[string]NodeState, error)
+	// States returns the state of each path; cache (the stat cache of the
+	// real tree) may vouch for real files whose lstat matches their entry.
+	States(paths []string, cache map[string]journal.StatEntry) (map[string]NodeState, error)
 	// Below returns every path below the directory dir that known does not
 	// list, with its state.
 	Below(dir string, known map[string]NodeState) (map[string]NodeState, error)
@@ -130,15 +131,15 @@ type StateReader interface {
 // DriftFrom is planDrift against the states r reads: the touched paths
 // whose state differs from the plan's expected state, plus whatever lies
 // below a directory the plan removes that the plan does not know. The
-// result is sorted by path.
-func DriftFrom(r StateReader, plan Plan) ([]Drifted, error) {
+// result is sorted by path. cache is passed on to r.States.
+func DriftFrom(r StateReader, plan Plan, cache map[string]journal.StatEntry) ([]Drifted, error) {
 	paths := sortedKeys(plan.Expected)
 	for _, p := range paths {
 		if !ValidPath(p) {
 			return nil, fmt.Errorf("drift %q: %w", p, ErrBadPath)
 		}
 	}
-	actual, err := r.States(paths)
+	actual, err := r.States(paths, cache)
 	if err != nil {
 		return nil, fmt.Errorf("drift: %w", err)
 	}

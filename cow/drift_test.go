@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/timeagent-dev/timeagent/journal"
 )
 
 func TestDrift(t *testing.T) {
@@ -83,7 +85,7 @@ func TestDrift(t *testing.T) {
 // tree, as a fuse session's mounted view is to cow).
 type mapView map[string]NodeState
 
-func (v mapView) States(paths []string) (map[string]NodeState, error) {
+func (v mapView) States(paths []string, _ map[string]journal.StatEntry) (map[string]NodeState, error) {
 	out := map[string]NodeState{}
 	for _, p := range paths {
 		out[p] = v[p]
@@ -112,7 +114,7 @@ func TestDriftFrom(t *testing.T) {
 		Target:   map[string]NodeState{"a": file(9), "b": {}, "d": {}, "d/e": {}, "d/e/x": {}, "keep": dir},
 	}
 	view := mapView{"a": file(1), "b": file(5), "d": dir, "d/e": dir, "d/e/x": file(3), "d/e/new": file(4), "keep": dir, "keep/other": file(6)}
-	got, err := DriftFrom(view, plan)
+	got, err := DriftFrom(view, plan, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func TestDriftFrom(t *testing.T) {
 	if len(got) != 2 || got[0].Path != "b" || !got[0].Actual.Equal(file(5)) || got[1].Path != "d/e/new" || got[1].Expected.Kind != absentKind {
 		t.Fatalf("drift: %v", paths)
 	}
-	if _, err := DriftFrom(view, Plan{Expected: map[string]NodeState{"../x": {}}, Target: map[string]NodeState{"../x": {}}}); !errors.Is(err, ErrBadPath) {
+	if _, err := DriftFrom(view, Plan{Expected: map[string]NodeState{"../x": {}}, Target: map[string]NodeState{"../x": {}}}, nil); !errors.Is(err, ErrBadPath) {
 		t.Fatalf("bad path: %v", err)
 	}
 }

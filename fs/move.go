@@ -21,8 +21,10 @@ import (
 // ViewReader reads the mounted view while a Move holds it still.
 type ViewReader interface {
 	// States returns the state each path has in the view now; file
-	// content is stored in the journal on the way.
-	States(paths []string) (map[string]journal.NodeState, error)
+	// content is stored in the journal on the way, except for files of
+	// the lower tree whose lstat matches their entry in cache (the
+	// journal's stat cache of the real tree, which the lower tree is).
+	States(paths []string, cache map[string]journal.StatEntry) (map[string]journal.NodeState, error)
 	// Below returns every path below the view's directory dir that known
 	// does not list, with its state.
 	Below(dir string, known map[string]journal.NodeState) (map[string]journal.NodeState, error)
@@ -38,11 +40,15 @@ type ViewPlan func(view ViewReader) (target map[string]journal.NodeState, task t
 // viewReader is the ViewReader of a Move. Its methods run with o.mu held.
 type viewReader struct{ o *Overlay }
 
-func (r viewReader) States(paths []string) (map[string]journal.NodeState, error) {
+func (r viewReader) States(paths []string, cache map[string]journal.StatEntry) (map[string]journal.NodeState, error) {
 	out := make(map[string]journal.NodeState, len(paths))
 	for _, p := range paths {
 		if !cleanPath(p) {
 			return nil, fmt.Errorf("read view %q: invalid path", p)
+		}
+		if e, ok := cache[p]; ok && r.lowerMatches(p, e) {
+			out[p] = e.State()
+			continue
 		}
 		s, err := r.freshState(p)
 		if err != nil {
@@ -51,6 +57,26 @@ func (r viewReader) States(paths []string) (map[string]journal.NodeState, error)
 		out[p] = s
 	}
 	return out, nil
+}
+
+// lowerMatches reports whether p is a file of the lower tree, below
+// directories only, that is unchanged since the stat cache's entry e.
+func (r viewReader) lowerMatches(p string, e journal.StatEntry) bool {
+	if e.Kind != journal.File {
+		return false
+	}
+	for d := parentOf(p); d != ""; d = parentOf(d) {
+		if ob, err := r.o.resolve(d); err != nil || !ob.isDir() {
+			return false
+		}
+	}
+	ob, err := r.o.resolve(p)
+	if err != nil || ob.upper || ob.ifmt() != unix.S_IFREG {
+		return false
+	}
+	st := &ob.st
+	return st.Size == e.Size && statMtimeNs(st) == e.MtimeNs && statCtimeNs(st) == e.CtimeNs &&
+		uint64(st.Ino) == e.Ino && nodeMode(uint32(st.Mode)) == e.Mode
 }
 
 // freshState is stateOf, reading a lower file again: the lower tree can

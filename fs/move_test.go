@@ -4,6 +4,7 @@ package fs
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
@@ -225,5 +228,55 @@ func TestMoveRollback(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(o.tmp); len(left) != 0 {
 		t.Fatalf("staging or trash left: %v", left)
+	}
+}
+
+// TestViewStatesStatCache: a move reads the view's lower files unless the
+// stat cache's entry matches their lstat, and reads again a lower file
+// that changed since a previous move read it.
+func TestViewStatesStatCache(t *testing.T) {
+	var st unix.Stat_t
+	o := mountTest(t, func(root string) {
+		fillSample(root)
+		if err := unix.Lstat(filepath.Join(root, "lower/a.txt"), &st); err != nil {
+			panic(err)
+		}
+	})
+	vouched := journal.BlobRef{Hash: 42, Size: st.Size}
+	entry := journal.StatEntry{Kind: journal.File, Size: st.Size, MtimeNs: statMtimeNs(&st), CtimeNs: statCtimeNs(&st),
+		Ino: uint64(st.Ino), Mode: 0o644, Blob: vouched}
+	read := func(cache map[string]journal.StatEntry) journal.NodeState {
+		t.Helper()
+		var got journal.NodeState
+		_, err := o.Move(func(view ViewReader) (map[string]journal.NodeState, tasks.ID, error) {
+			states, err := view.States([]string{"lower/a.txt"}, cache)
+			got = states["lower/a.txt"]
+			return nil, 0, errors.Join(err, errors.New("only looking"))
+		})
+		if err == nil || !strings.Contains(err.Error(), "only looking") {
+			t.Fatalf("move: %v", err)
+		}
+		return got
+	}
+	if got := read(map[string]journal.StatEntry{"lower/a.txt": entry}); got.Blob != vouched {
+		t.Fatalf("a matching stat cache entry is not used: %+v", got)
+	}
+	stale := entry
+	stale.MtimeNs++
+	if got := read(map[string]journal.StatEntry{"lower/a.txt": stale}); blob(t, o.j, got) != "hello lower\n" {
+		t.Fatalf("a stale stat cache entry is used: %+v", got)
+	}
+	// The lower tree changes under the mount (a shell whose directory was
+	// in the root before the mount).
+	f, err := o.lower.root.OpenFile("lower/a.txt", os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("changed below\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if got := read(nil); blob(t, o.j, got) != "changed below\n" {
+		t.Fatalf("the lower file is not read again: %q", blob(t, o.j, got))
 	}
 }

@@ -175,7 +175,13 @@ func (r *fuseRecorder) move(a *Active, to tasks.ID, yes bool) (cow.TransitionRes
 			return nil, 0, err
 		}
 		res = cow.TransitionResult{From: st.Active, To: to, Plan: plan}
-		if res.Drifted, err = cow.DriftFrom(view, plan); err != nil {
+		// The lower tree is the real tree: its stat cache vouches for
+		// files unchanged since the last apply or scan.
+		cache, err := j.Stats(plan.Paths())
+		if err != nil {
+			return nil, 0, err
+		}
+		if res.Drifted, err = cow.DriftFrom(view, plan, cache); err != nil {
 			return nil, 0, err
 		}
 		if len(res.Drifted) > 0 {
