@@ -5,6 +5,10 @@ import (
 	"os"
 	"path"
 	"sort"
+	"time"
+
+	"github.com/timeagent-dev/timeagent/journal"
+	"github.com/timeagent-dev/timeagent/tasks"
 )
 
 // Drift compares the real tree on the given paths with their expected states.
@@ -111,4 +115,66 @@ func actualState(d *dirHandle, blobs Blobs, p string, cache Manifest) (NodeState
 // sortDrifted orders drifted paths by path.
 func sortDrifted(d []Drifted) {
 	sort.Slice(d, func(i, j int) bool { return d[i].Path < d[j].Path })
+}
+
+// StateReader reads the state of paths somewhere other than a real tree:
+// the mounted view of a fuse session (fs.ViewReader).
+type StateReader interface {
+	// States returns the state of each path; cache (the stat cache of the
+	// real tree) may vouch for real files whose lstat matches their entry.
+	States(paths []string, cache map[string]journal.StatEntry) (map[string]NodeState, error)
+	// Below returns every path below the directory dir that known does not
+	// list, with its state.
+	Below(dir string, known map[string]NodeState) (map[string]NodeState, error)
+}
+
+// DriftFrom is planDrift against the states r reads: the touched paths
+// whose state differs from the plan's expected state, plus whatever lies
+// below a directory the plan removes that the plan does not know. The
+// result is sorted by path. cache is passed on to r.States.
+func DriftFrom(r StateReader, plan Plan, cache map[string]journal.StatEntry) ([]Drifted, error) {
+	paths := sortedKeys(plan.Expected)
+	for _, p := range paths {
+		if !ValidPath(p) {
+			return nil, fmt.Errorf("drift %q: %w", p, ErrBadPath)
+		}
+	}
+	actual, err := r.States(paths, cache)
+	if err != nil {
+		return nil, fmt.Errorf("drift: %w", err)
+	}
+	out := drifted(paths, plan.Expected, actual)
+	for _, p := range plan.Paths() {
+		if plan.Target[p].Kind == dirKind || actual[p].Kind != dirKind {
+			continue
+		}
+		extra, err := r.Below(p, plan.Target)
+		if err != nil {
+			return nil, fmt.Errorf("drift: %w", err)
+		}
+		for q, s := range extra {
+			if !ValidPath(q) {
+				return nil, fmt.Errorf("drift %q: %w", q, ErrBadPath)
+			}
+			out = append(out, Drifted{Path: q, Actual: s})
+		}
+	}
+	sortDrifted(out)
+	return dedupeDrifted(out), nil
+}
+
+// KeepDrift records drifted content as an outside task, child of parent
+// (an existing outside child holding exactly these changes is reused), and
+// returns its id. The position in history does not move. Every move does
+// this before it overwrites drifted content (design: drift).
+func KeepDrift(j *journal.Journal, parent tasks.ID, d []Drifted, now time.Time) (tasks.ID, error) {
+	tree, err := j.Tree()
+	if err != nil {
+		return 0, fmt.Errorf("record drift: %w", err)
+	}
+	changes := make([]Change, len(d))
+	for i, x := range d {
+		changes[i] = Change{Path: x.Path, Before: x.Expected, After: x.Actual}
+	}
+	return recordDrift(j, tree, parent, changes, now)
 }

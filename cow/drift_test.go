@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/timeagent-dev/timeagent/journal"
 )
 
 func TestDrift(t *testing.T) {
@@ -76,5 +78,54 @@ func TestDrift(t *testing.T) {
 	}
 	if _, err := Drift(root, blobs, map[string]NodeState{"../x": {}}, nil); !errors.Is(err, ErrBadPath) {
 		t.Errorf("bad path: %v", err)
+	}
+}
+
+// mapView is a StateReader over a map of states (a view that is not a real
+// tree, as a fuse session's mounted view is to cow).
+type mapView map[string]NodeState
+
+func (v mapView) States(paths []string, _ map[string]journal.StatEntry) (map[string]NodeState, error) {
+	out := map[string]NodeState{}
+	for _, p := range paths {
+		out[p] = v[p]
+	}
+	return out, nil
+}
+
+func (v mapView) Below(dir string, known map[string]NodeState) (map[string]NodeState, error) {
+	out := map[string]NodeState{}
+	for p, s := range v {
+		if _, ok := known[p]; !ok && len(p) > len(dir) && p[:len(dir)+1] == dir+"/" {
+			out[p] = s
+		}
+	}
+	return out, nil
+}
+
+// TestDriftFrom: drift against states read elsewhere than a real tree:
+// changed paths, and unknown entries below directories the plan removes
+// (each once, also below nested removed directories).
+func TestDriftFrom(t *testing.T) {
+	file := func(n int64) NodeState { return NodeState{Kind: fileKind, Mode: 0o644, Size: n} }
+	dir := NodeState{Kind: dirKind, Mode: 0o755}
+	plan := Plan{
+		Expected: map[string]NodeState{"a": file(1), "b": file(2), "d": dir, "d/e": dir, "d/e/x": file(3), "keep": dir},
+		Target:   map[string]NodeState{"a": file(9), "b": {}, "d": {}, "d/e": {}, "d/e/x": {}, "keep": dir},
+	}
+	view := mapView{"a": file(1), "b": file(5), "d": dir, "d/e": dir, "d/e/x": file(3), "d/e/new": file(4), "keep": dir, "keep/other": file(6)}
+	got, err := DriftFrom(view, plan, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, d := range got {
+		paths = append(paths, d.Path)
+	}
+	if len(got) != 2 || got[0].Path != "b" || !got[0].Actual.Equal(file(5)) || got[1].Path != "d/e/new" || got[1].Expected.Kind != absentKind {
+		t.Fatalf("drift: %v", paths)
+	}
+	if _, err := DriftFrom(view, Plan{Expected: map[string]NodeState{"../x": {}}, Target: map[string]NodeState{"../x": {}}}, nil); !errors.Is(err, ErrBadPath) {
+		t.Fatalf("bad path: %v", err)
 	}
 }

@@ -70,6 +70,7 @@ type Overlay struct {
 	nextIno       uint64
 	lowerBlobs    map[string]journal.BlobRef // content of lower files already hashed
 	writers       map[*node]int              // file nodes with open write handles
+	undo          *viewUndo                  // the view change in progress (move.go)
 	unmounted     bool
 	passthrough   bool         // the kernel passes opened upper files through (passthrough.go)
 	writes        atomic.Int64 // WRITE requests served (passthrough writes never come)

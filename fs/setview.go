@@ -13,7 +13,6 @@ import (
 	fusefs "github.com/hanwen/go-fuse/v2/fs"
 	"golang.org/x/sys/unix"
 
-	"github.com/timeagent-dev/timeagent/internal/sparse"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
@@ -22,25 +21,55 @@ import (
 // from journal blobs), e.g. after undo, redo or switch inside a session, and
 // invalidates the kernel's entry, attribute and page caches of every path
 // that changed. Later first-changes go to task. Writes made before are
-// flushed into the task that was active.
+// flushed into the task that was active. It is Move with a fixed target.
 func (o *Overlay) SetView(target map[string]journal.NodeState, task tasks.ID) error {
-	changed, err := o.setView(target, task)
-	// Without o.wmu: invalidating a file's pages waits for a write in
-	// progress, which may be waiting for o.wmu.
-	o.invalidate(changed)
+	_, err := o.Move(func(ViewReader) (map[string]journal.NodeState, tasks.ID, error) {
+		return target, task, nil
+	})
 	return err
 }
 
-func (o *Overlay) setView(target map[string]journal.NodeState, task tasks.ID) ([]string, error) {
+// Move changes the view as plan decides (undo, redo or switch inside a
+// session), in two phases. First, with the view held still, plan is asked
+// for the target, every file of the target is staged from the journal (its
+// content checked against its hash) and every path is checked against the
+// view; then the view changes. A failure at any point leaves the view and
+// the recording as they were: the overlay goes on recording into the task
+// that was active, and replaced upper objects are put back from a trash
+// dir. Only when the view shows the target do later first changes go to
+// the task plan returned. It returns the number of paths that changed.
+func (o *Overlay) Move(plan ViewPlan) (int, error) {
+	changed, trash, err := o.moveView(plan)
+	// Without o.wmu: invalidating a file's pages waits for a write in
+	// progress, which may be waiting for o.wmu.
+	o.invalidate(changed)
+	if trash != "" {
+		os.RemoveAll(trash)
+	}
+	return len(changed), err
+}
+
+func (o *Overlay) moveView(plan ViewPlan) (changed []string, trash string, err error) {
 	o.wmu.Lock()
 	defer o.wmu.Unlock()
 	if err := o.Flush(); err != nil {
-		return nil, fmt.Errorf("set view: %w", err)
+		return nil, "", fmt.Errorf("set view: %w", err)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	// Changes still waiting belong to the old task, in the old view.
+	sealed, err := o.sealWriters()
+	if err != nil {
+		return nil, "", fmt.Errorf("set view: %w", err)
+	}
+	target, task, err := plan(viewReader{o})
+	if err != nil {
+		return nil, "", err
 	}
 	paths := make([]string, 0, len(target))
 	for p := range target {
 		if !cleanPath(p) {
-			return nil, fmt.Errorf("set view %q: invalid path", p)
+			return nil, "", fmt.Errorf("set view %q: invalid path", p)
 		}
 		paths = append(paths, p)
 	}
@@ -52,32 +81,20 @@ func (o *Overlay) setView(target map[string]journal.NodeState, task tasks.ID) ([
 		}
 		return paths[i] < paths[j]
 	})
-	o.mu.Lock()
-	// Changes still waiting belong to the old task, in the old view.
-	sealed, err := o.sealWriters()
+	staged, err := o.stageView(paths, target)
 	if err != nil {
-		o.mu.Unlock()
-		return nil, fmt.Errorf("set view: %w", err)
+		return nil, "", fmt.Errorf("set view, nothing changed: %w", err)
 	}
-	var changed []string
-	for i := len(paths) - 1; i >= 0 && err == nil; i-- {
-		if p := paths[i]; target[p].Kind == journal.Absent {
-			var did bool
-			if did, err = o.viewRemove(p); did {
-				changed = append(changed, p)
-			}
+	defer staged.discard()
+	o.beginUndo()
+	changed, err = o.switchView(paths, target, staged)
+	trash, uerr := o.endUndo(err != nil)
+	if err != nil {
+		if uerr != nil {
+			return changed, "", fmt.Errorf("set view: %w; %w", err, uerr)
 		}
-	}
-	for _, p := range paths {
-		if err != nil {
-			break
-		}
-		if target[p].Kind != journal.Absent {
-			var did bool
-			if did, err = o.viewSet(p, target[p]); did {
-				changed = append(changed, p)
-			}
-		}
+		// Put back as it was: the kernel saw nothing of it (o.mu was held).
+		return nil, trash, fmt.Errorf("set view, nothing changed: %w", err)
 	}
 	o.setTask(task, true)
 	moved := make(map[string]bool, len(changed))
@@ -85,15 +102,47 @@ func (o *Overlay) setView(target map[string]journal.NodeState, task tasks.ID) ([
 		moved[p] = true
 	}
 	o.carryWriters(sealed, moved)
-	o.mu.Unlock()
-	if err != nil {
-		return changed, fmt.Errorf("set view: %w", err)
+	return changed, trash, nil
+}
+
+// switchView makes the view show target: removals deepest first, then the
+// other states parents first. Must hold o.mu.
+func (o *Overlay) switchView(paths []string, target map[string]journal.NodeState, staged *stagedView) ([]string, error) {
+	var changed []string
+	for i := len(paths) - 1; i >= 0; i-- {
+		if p := paths[i]; target[p].Kind == journal.Absent {
+			did, err := o.viewRemove(p)
+			if did {
+				changed = append(changed, p)
+			}
+			if err != nil {
+				return changed, err
+			}
+		}
+	}
+	for _, p := range paths {
+		if target[p].Kind != journal.Absent {
+			did, err := o.viewSet(p, target[p], staged)
+			if did {
+				changed = append(changed, p)
+			}
+			if err != nil {
+				return changed, err
+			}
+		}
 	}
 	return changed, nil
 }
 
 // viewRemove makes p absent. Must hold o.mu.
 func (o *Overlay) viewRemove(p string) (bool, error) {
+	// Below a non-directory p is absent already; resolving it would
+	// follow a symlink.
+	for d := parentOf(p); d != ""; d = parentOf(d) {
+		if ob, err := o.resolve(d); err != nil || !ob.isDir() {
+			return false, nil
+		}
+	}
 	ob, err := o.resolve(p)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 		return false, nil
@@ -115,8 +164,8 @@ func (o *Overlay) viewRemove(p string) (bool, error) {
 // copyUpDirOnly makes the directory p exist in the upper tree.
 func (o *Overlay) copyUpDirOnly(p string) error { return o.copyUp(p) }
 
-// viewSet gives p the state s. Must hold o.mu.
-func (o *Overlay) viewSet(p string, s journal.NodeState) (bool, error) {
+// viewSet gives p the state s, a file from its staged copy. Must hold o.mu.
+func (o *Overlay) viewSet(p string, s journal.NodeState, staged *stagedView) (bool, error) {
 	cur, err := o.stateOf(p)
 	if err != nil {
 		return false, err
@@ -128,6 +177,9 @@ func (o *Overlay) viewSet(p string, s journal.NodeState) (bool, error) {
 	exists := rerr == nil
 	if s.Kind == journal.Dir && cur.Kind == journal.Dir {
 		if err := o.copyUp(p); err != nil {
+			return false, err
+		}
+		if err := o.noteChmod(o.upperPath(p)); err != nil {
 			return false, err
 		}
 		return true, unix.Chmod(o.upperPath(p), statMode(s.Mode))
@@ -147,17 +199,22 @@ func (o *Overlay) viewSet(p string, s journal.NodeState) (bool, error) {
 		o.upperDirsChanged()
 		err = unix.Mkdir(up, 0o700)
 		if err == nil {
+			o.noteMade(up)
 			err = unix.Chmod(up, statMode(s.Mode))
 		}
 	case journal.Symlink:
-		err = unix.Symlink(s.Target, up)
+		if err = unix.Symlink(s.Target, up); err == nil {
+			o.noteMade(up)
+		}
 	case journal.Fifo:
 		err = unix.Mkfifo(up, 0o600)
 		if err == nil {
+			o.noteMade(up)
 			err = unix.Chmod(up, statMode(s.Mode))
 		}
 	case journal.File:
-		err = o.writeBlob(up, s)
+		err = o.placeFile(up, s, staged.files[p])
+		delete(staged.files, p)
 	default:
 		err = fmt.Errorf("unknown node kind %d", s.Kind)
 	}
@@ -168,31 +225,21 @@ func (o *Overlay) viewSet(p string, s journal.NodeState) (bool, error) {
 	return true, nil
 }
 
-// writeBlob materialises a file state at up: written beside, then renamed.
-func (o *Overlay) writeBlob(up string, s journal.NodeState) error {
-	f, err := os.CreateTemp(o.tmp, "blob")
-	if err != nil {
+// placeFile puts a file state at up: its staged copy, or (a path the first
+// phase found in its target state already, which a change of its parent
+// took away since) its content written now.
+func (o *Overlay) placeFile(up string, s journal.NodeState, staged string) error {
+	if staged == "" {
+		var err error
+		if staged, err = o.stageBlob(s); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(staged, up); err != nil {
+		os.Remove(staged)
 		return err
 	}
-	tmp := f.Name()
-	sw := sparse.NewWriter(f) // zero blocks stay holes
-	err = o.store.WriteBlob(s.Blob, sw)
-	if err == nil {
-		err = sw.Finish()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = unix.Chmod(tmp, statMode(s.Mode))
-	}
-	if err == nil {
-		err = os.Rename(tmp, up)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
+	o.noteMade(up)
 	o.knowHash(up, s.Blob)
 	return nil
 }

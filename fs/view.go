@@ -169,6 +169,7 @@ func (o *Overlay) copyUp(p string) error {
 	if err != nil {
 		return fmt.Errorf("copy up %s: %w", p, err)
 	}
+	o.noteMade(up)
 	o.inos[p] = uint64(st.Ino)
 	if err := unix.Lchown(up, int(st.Uid), int(st.Gid)); err != nil {
 		return fmt.Errorf("copy up %s: %w", p, err)
@@ -249,11 +250,15 @@ func (o *Overlay) remove(p string, ob *object) error {
 	isDir := ob.isDir()
 	if ob.upper {
 		up := o.upperPath(p)
-		var err error
-		if isDir {
-			err = os.RemoveAll(up)
-		} else {
+		if !isDir {
 			o.forgetHash(&ob.st)
+		}
+		trashed, err := o.trashUpper(up) // a view change keeps it until it succeeded
+		switch {
+		case trashed:
+		case isDir:
+			err = os.RemoveAll(up)
+		default:
 			err = unix.Unlink(up)
 		}
 		if err != nil {

@@ -37,8 +37,8 @@ func (copyRecorder) changes(a *Active) ([]journal.Change, error) {
 	return cow.Diff(a.first, m), nil
 }
 
-func (copyRecorder) move(*Active, tasks.ID) (int, error) {
-	return 0, fmt.Errorf("undo, redo and switch are %w: the agent writes into the real tree; run them after the session ends (or use --mode fuse)", ErrInSession)
+func (copyRecorder) move(*Active, tasks.ID, bool) (cow.TransitionResult, error) {
+	return cow.TransitionResult{}, fmt.Errorf("undo, redo and switch are %w: the agent writes into the real tree; run them after the session ends (or use --mode fuse)", ErrInSession)
 }
 
 func (copyRecorder) flush() error { return nil }

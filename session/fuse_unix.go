@@ -137,55 +137,92 @@ func (r *fuseRecorder) flush() error { return r.o.Flush() }
 // first (a reserved task only when something was written into it); later
 // changes go to a new reserved task, a child of to: a new branch, as for a
 // run after an undo.
-func (r *fuseRecorder) move(a *Active, to tasks.ID) (int, error) {
+//
+// The view is held still while the move is decided, so the sealed layer is
+// the whole task. Content the view shows that differs from the states its
+// tasks left (edits that reached the lower tree, between sessions or
+// during this one) is drift: it is first kept as an outside task, and the
+// move goes on over it only with yes. A move that fails (drift refused, a
+// damaged blob, no space to stage the content, a directory replaced by a
+// symlink) leaves the view as it was, and the overlay goes on recording
+// into the open task.
+func (r *fuseRecorder) move(a *Active, to tasks.ID, yes bool) (cow.TransitionResult, error) {
 	j := a.W.Journal
 	if a.pending {
 		if _, err := a.recordPending(false); err != nil {
-			return 0, err
+			return cow.TransitionResult{}, err
 		}
 	}
-	if !a.pending {
-		if err := r.o.Flush(); err != nil {
-			return 0, err
+	var res cow.TransitionResult
+	var st journal.State
+	var tree *tasks.Tree
+	var next tasks.ID
+	written, err := r.o.Move(func(view fs.ViewReader) (map[string]journal.NodeState, tasks.ID, error) {
+		if !a.pending {
+			if err := r.sealOpen(a); err != nil {
+				return nil, 0, err
+			}
 		}
-		changes, err := j.Layer(a.task)
+		var err error
+		if st, err = j.State(); err != nil {
+			return nil, 0, err
+		}
+		if tree, err = j.Tree(); err != nil {
+			return nil, 0, err
+		}
+		plan, err := cow.MakePlan(tree, j, st.Active, to)
 		if err != nil {
-			return 0, err
+			return nil, 0, err
 		}
-		st, err := j.State()
+		res = cow.TransitionResult{From: st.Active, To: to, Plan: plan}
+		// The lower tree is the real tree: its stat cache vouches for
+		// files unchanged since the last apply or scan.
+		cache, err := j.Stats(plan.Paths())
 		if err != nil {
-			return 0, err
+			return nil, 0, err
 		}
-		t, err := j.Task(a.task)
-		if err != nil {
-			return 0, err
+		if res.Drifted, err = cow.DriftFrom(view, plan, cache); err != nil {
+			return nil, 0, err
 		}
-		t.Ended, t.Files = a.opts.now(), len(changes)
-		if err := cow.CommitTask(j, t, changes, st); err != nil {
-			return 0, fmt.Errorf("seal task %d: %w", t.ID, err)
+		if len(res.Drifted) > 0 {
+			if res.Outside, err = cow.KeepDrift(j, st.Active, res.Drifted, a.opts.now()); err != nil {
+				return nil, 0, err
+			}
+			if !yes {
+				return nil, 0, fmt.Errorf("%w: %d path(s) in the session's view, first %s; their content is kept as task %d",
+					cow.ErrDrift, len(res.Drifted), res.Drifted[0].Path, res.Outside)
+			}
+			if st, err = j.State(); err != nil {
+				return nil, 0, err
+			}
+			if tree, err = j.Tree(); err != nil {
+				return nil, 0, err
+			}
+			if res.Plan, err = cow.MakePlan(tree, j, res.Outside, to); err != nil {
+				return nil, 0, err
+			}
 		}
-	}
-	st, err := j.State()
+		// The id the overlay records into from now on is reserved first,
+		// so nothing else can take it (cow.Reserve).
+		if next, err = cow.Reserve(j); err != nil {
+			return nil, 0, err
+		}
+		return res.Plan.Target, next, nil
+	})
 	if err != nil {
-		return 0, err
+		if errors.Is(err, cow.ErrDrift) {
+			return res, err
+		}
+		return res, fmt.Errorf("move to task %d cancelled, the session's view and recording are unchanged: %w", to, err)
 	}
-	tree, err := j.Tree()
-	if err != nil {
-		return 0, err
-	}
-	plan, err := cow.MakePlan(tree, j, st.Active, to)
-	if err != nil {
-		return 0, err
-	}
-	next, err := cow.Reserve(j)
-	if err != nil {
-		return 0, err
-	}
-	if err := r.o.SetView(plan.Target, next); err != nil {
-		return 0, fmt.Errorf("show task %d: %w", to, err)
-	}
+	res.Written = written
+	// The view shows to, and the overlay records into next.
+	a.task, a.pending, a.pendingParent = next, true, to
 	if st, err = j.State(); err != nil {
-		return 0, err
+		return res, err
+	}
+	if tree, err = j.Tree(); err != nil {
+		return res, err
 	}
 	visited, st := cow.Visit(tree, st, to)
 	if err := j.Update(func(tx *journal.Tx) error {
@@ -196,8 +233,30 @@ func (r *fuseRecorder) move(a *Active, to tasks.ID) (int, error) {
 		}
 		return tx.SetState(st)
 	}); err != nil {
-		return 0, fmt.Errorf("move to task %d: %w", to, err)
+		return res, fmt.Errorf("move to task %d: %w", to, err)
 	}
-	a.task, a.pending, a.pendingParent = next, true, to
-	return len(plan.Target), nil
+	return res, nil
+}
+
+// sealOpen records the open task's layer, as it is now, in its task
+// record. The overlay goes on recording into it until the view changes.
+func (r *fuseRecorder) sealOpen(a *Active) error {
+	j := a.W.Journal
+	changes, err := j.Layer(a.task)
+	if err != nil {
+		return err
+	}
+	st, err := j.State()
+	if err != nil {
+		return err
+	}
+	t, err := j.Task(a.task)
+	if err != nil {
+		return err
+	}
+	t.Ended, t.Files = a.opts.now(), len(changes)
+	if err := cow.CommitTask(j, t, changes, st); err != nil {
+		return fmt.Errorf("seal task %d: %w", t.ID, err)
+	}
+	return nil
 }

@@ -99,9 +99,9 @@ type recorder interface {
 	changes(a *Active) ([]journal.Change, error)
 	// flush makes everything written so far part of the open task's layer.
 	flush() error
-	// move shows task to in the running session and returns how many paths
-	// changed.
-	move(a *Active, to tasks.ID) (int, error)
+	// move shows task to in the running session (over drifted content
+	// only with yes) and says what it did.
+	move(a *Active, to tasks.ID, yes bool) (cow.TransitionResult, error)
 }
 
 // Changes returns the session's net change so far, including the open task.
@@ -124,11 +124,14 @@ func (a *Active) Settle() error {
 }
 
 // Move makes task to the active state of the running session (undo, redo or
-// switch inside a session); copy mode refuses with ErrInSession.
-func (a *Active) Move(to tasks.ID) (int, error) {
+// switch inside a session); copy mode refuses with ErrInSession. Content
+// that changed since its task ended is first kept as an outside task, and
+// overwritten only with yes (otherwise a wrapped cow.ErrDrift, nothing
+// moved), as for every move.
+func (a *Active) Move(to tasks.ID, yes bool) (cow.TransitionResult, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.rec.move(a, to)
+	return a.rec.move(a, to, yes)
 }
 
 // Task returns the task the session is recording into.

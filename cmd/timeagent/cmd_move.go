@@ -198,7 +198,7 @@ func (a *app) move(action string, o moveOptions, target targetFunc) error {
 			return err
 		}
 		if a.active != nil {
-			return a.moveInSession(action, st.Active, to)
+			return a.moveInSession(action, to, o.yes)
 		}
 		if err := a.confirmInterrupted(j, tree, st.Active, to, o.yes); err != nil {
 			return err
@@ -228,13 +228,17 @@ func (a *app) progress() cow.Progress {
 	return nil
 }
 
-// moveInSession moves the running session's view (fuse mode only).
-func (a *app) moveInSession(action string, from, to tasks.ID) error {
-	written, err := a.active.Move(to)
+// moveInSession moves the running session's view (fuse mode only), with
+// the drift rule of every move.
+func (a *app) moveInSession(action string, to tasks.ID, yes bool) error {
+	res, err := a.active.Move(to, yes)
+	if errors.Is(err, cow.ErrDrift) {
+		a.printDrift(res)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", action, err)
 	}
-	return a.printMove(action, cow.TransitionResult{From: from, To: to, Written: written})
+	return a.printMove(action, res)
 }
 
 // confirmInterrupted asks before leaving the tasks of an interrupted
