@@ -131,4 +131,3 @@ func procName(pid int) string {
 	}
 	return strings.TrimSpace(string(b))
 }
-
