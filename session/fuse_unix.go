@@ -44,10 +44,8 @@ func startFuse(a *Active) (recorder, error) {
 			return nil, err
 		}
 	}
-	if users := rootUsers(a.W.Root, deviceOf(a.W.Root)); len(users) > 0 {
-		a.notice(fmt.Sprintf("%d process(es) use %s from before the session: %s; they see your real files, not the session's view, "+
-			"and what they write there is not part of the session (where the session changes the same file, "+
-			"their version is kept as an outside task at its end)", len(users), a.W.Root, describeUsers(users)))
+	if !a.opts.Isolate {
+		warnRootUsers(a)
 	}
 	restore := guardSession()
 	staging := filepath.Join(a.W.StateDir, "sessions", strconv.FormatUint(a.Session.ID, 10), "staging")
@@ -57,6 +55,21 @@ func startFuse(a *Active) (recorder, error) {
 		return nil, fmt.Errorf("start the overlay on %s: %w (use --mode copy)", a.W.Root, err)
 	}
 	return &fuseRecorder{o: o, dev: deviceOf(a.W.Root), restore: restore}, nil
+}
+
+// warnRootUsers names the processes that use the root before the overlay
+// is mounted: they keep seeing the real tree. (An isolated session leaves
+// the real tree to the user: writes there are edits made outside, checked
+// by apply like any other.)
+func warnRootUsers(a *Active) {
+	users := rootUsers(a.W.Root, deviceOf(a.W.Root))
+	if len(users) == 0 {
+		return
+	}
+	a.notice(fmt.Sprintf("%d process(es) have their working directory or open files in %s from before the session: %s; "+
+		"they see your real files, not the session's view, and what they write there is not part of the session "+
+		"(where the session changes the same file, their version is kept as an outside task at its end)",
+		len(users), a.W.Root, describeUsers(users)))
 }
 
 // stop ends recording at the end of the session, before its last layer is
