@@ -25,8 +25,6 @@ type fuseRecorder struct {
 	o       *fs.Overlay
 	dev     uint64 // device number of the mounted overlay
 	restore func() // undoes guardSession
-	// unmountedUnder: the overlay was gone before the session ended.
-	unmountedUnder bool
 }
 
 // fuseGCPercent is the garbage collector's target while an overlay is
@@ -84,7 +82,6 @@ func (r *fuseRecorder) stop(a *Active) error {
 			len(users), a.W.Root, describeUsers(users), EnvEndWait))
 	}
 	if !r.o.Mounted() {
-		r.unmountedUnder = true
 		a.notice(fmt.Sprintf("the overlay on %s was unmounted during the session, not by timeagent: what was written there afterwards "+
 			"went straight to your files; where it differs from what the session recorded, it is kept as an outside task", a.W.Root))
 	}
@@ -109,7 +106,6 @@ func (r *fuseRecorder) seal(a *Active, t, next tasks.ID) ([]journal.Change, erro
 		// under it. The next command recovers the session (interrupted)
 		// from what was recorded.
 		err = errors.Join(err, r.o.Unmount())
-		r.restore()
 	}
 	if err != nil {
 		return nil, err
