@@ -61,6 +61,13 @@ func (c *conn) passthrough() bool { return false }
 // unmount detaches the mount and waits until the server has stopped.
 func (c *conn) unmount() error { return c.server.Unmount() }
 
+// stopDetached waits for the server of a mount detached by force: macFUSE
+// ends the connection of a file system unmounted with MNT_FORCE.
+func (c *conn) stopDetached(uint64) error {
+	c.server.Wait()
+	return nil
+}
+
 // serve mounts the overlay's root at o.path and starts serving it.
 func serve(o *Overlay, opts *fusefs.Options) (*conn, error) {
 	o.root = &node{o: o}

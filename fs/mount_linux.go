@@ -142,6 +142,19 @@ func (c *conn) unmount() error {
 	return nil
 }
 
+// stopDetached stops serving a mount that was detached lazily because it
+// was busy: the connection is aborted, so the processes that still hold the
+// detached mount get ENOTCONN instead of writing into a session that has
+// ended, and then it waits until no request is being served any more.
+func (c *conn) stopDetached(dev uint64) error {
+	err := abortConn(dev)
+	c.server.Wait()
+	if c.ring != nil {
+		c.ring.wait()
+	}
+	return err
+}
+
 // devFuseOnly makes serve read /dev/fuse even where io_uring could be used
 // (set by tests that cover both transports).
 var devFuseOnly bool

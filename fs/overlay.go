@@ -298,8 +298,9 @@ func (o *Overlay) setTask(id tasks.ID, mayExist bool) {
 	o.epoch.Add(1)
 }
 
-// Unmount flushes and unmounts (detaching lazily if the mount is busy). It
-// is idempotent.
+// Unmount flushes and unmounts. A busy mount is detached lazily and its
+// connection aborted, so when Unmount returns the overlay records nothing
+// more: the layer read next is final. It is idempotent.
 func (o *Overlay) Unmount() error {
 	o.mu.Lock()
 	if o.unmounted {
@@ -314,6 +315,11 @@ func (o *Overlay) Unmount() error {
 		if err := Unmount(o.path); err != nil {
 			return errors.Join(ferr, fmt.Errorf("unmount %s: %w", o.path, err))
 		}
+		// Processes still inside the mount keep it alive: cut them off,
+		// so nothing is recorded once Unmount has returned.
+		if err := o.conn.stopDetached(o.dev); err != nil {
+			o.logf("unmount %s: %v", o.path, err)
+		}
 	}
 	// Changes made between the flush and the unmount.
 	if err := o.Flush(); err != nil && ferr == nil {
@@ -324,6 +330,13 @@ func (o *Overlay) Unmount() error {
 		return fmt.Errorf("unmount %s: %w", o.path, ferr)
 	}
 	return nil
+}
+
+// Mounted reports whether the overlay is still mounted on its root (the
+// agent, when it may, can unmount it under the session).
+func (o *Overlay) Mounted() bool {
+	ok, err := isMountPoint(o.path, o.dev)
+	return err == nil && ok
 }
 
 // Transport names how the kernel's requests reach the overlay: "io_uring"

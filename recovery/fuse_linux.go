@@ -169,35 +169,32 @@ func deadConn(err error) bool {
 }
 
 // finishDeadFuse applies the dead session's recorded work onto the real tree
-// (which the overlay left untouched), as an apply with an intent.
-func finishDeadFuse(t Target, s journal.Session, last tasks.ID) (int, error) {
+// (which the overlay left untouched) as a transition from the session's base
+// to its last task: paths that a process changed in the real tree under the
+// overlay are first kept as an outside task (a child of the base), as for
+// every apply. An apply the session had started is finished first. It
+// returns how many paths the apply wrote and the outside task (0: none).
+func finishDeadFuse(t Target, s journal.Session, last tasks.ID) (int, tasks.ID, error) {
 	j := t.Journal
 	if last != 0 {
 		if err := sealTask(t, last); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
+	}
+	if _, err := cow.FinishIntent(j, t.Tree, t.progress()); err != nil {
+		return 0, 0, err
 	}
 	st, err := j.State()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if st.Applied == st.Active {
-		return 0, nil
+		return 0, 0, nil
 	}
-	in := journal.Intent{From: st.Applied, To: st.Active, Started: t.now(), Reason: "recovery of session " + fmt.Sprint(s.ID), Staging: true}
-	if err := j.Update(func(tx *journal.Tx) error { return tx.PutIntent(in) }); err != nil {
-		return 0, err
-	}
-	tree, err := j.Tree()
+	res, err := cow.Transition(j, t.Tree, st.Active, cow.TransitionOptions{
+		Reason: "recovery of session " + fmt.Sprint(s.ID), Yes: true, Progress: t.progress(), Now: t.Now})
 	if err != nil {
-		return 0, err
+		return 0, res.Outside, err
 	}
-	plan, err := cow.MakePlan(tree, j, in.From, in.To)
-	if err != nil {
-		return 0, err
-	}
-	if _, err := cow.FinishIntent(j, t.Tree, t.progress()); err != nil {
-		return 0, err
-	}
-	return len(plan.Target), nil
+	return res.Written, res.Outside, nil
 }

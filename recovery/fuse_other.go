@@ -17,8 +17,8 @@ func UnmountStale(string) (bool, error) { return false, nil }
 // on this platform.
 func DetachDead(string) error { return nil }
 
-func finishDeadFuse(Target, journal.Session, tasks.ID) (int, error) {
-	return 0, errors.New("a FUSE session cannot be recovered on this platform")
+func finishDeadFuse(Target, journal.Session, tasks.ID) (int, tasks.ID, error) {
+	return 0, 0, errors.New("a FUSE session cannot be recovered on this platform")
 }
 
 // DetachDeadAbove detaches a dead timeagent overlay covering path; there are

@@ -133,11 +133,14 @@ func finishDeadSession(t Target, s journal.Session) (journal.Session, string, er
 	case s.Isolated:
 		note = fmt.Sprintf("isolated session %d (pid %d) had died; its work is kept as task %d and the real files were not changed (timeagent apply writes it)", s.ID, s.Pid, last)
 	case s.Mode == "fuse":
-		n, err := finishDeadFuse(t, s, last)
+		n, outside, err := finishDeadFuse(t, s, last)
 		if err != nil {
 			return s, "", err
 		}
 		note = fmt.Sprintf("session %d (pid %d) had died; its overlay work (%d path(s)) was applied to the tree and kept as task %d", s.ID, s.Pid, n, last)
+		if outside != 0 {
+			note += fmt.Sprintf("; files changed in the real tree under the overlay were kept first as task %d", outside)
+		}
 	default:
 		n, err := finishDeadCopy(t, last)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"sync/atomic"
 )
@@ -37,7 +38,13 @@ func LookPath(argv0 string) (string, error) {
 // terminal), and forwards SIGINT, SIGTERM and SIGHUP that timeagent receives.
 // argv is passed unchanged, never re-joined into a shell string.
 func StartChild(argv []string, dir string, env []string, stdin io.Reader, stdout, stderr io.Writer) (*Child, error) {
-	path, err := LookPath(argv[0])
+	name := argv[0]
+	if dir != "" && filepath.Base(name) != name && !filepath.IsAbs(name) {
+		// ./script: relative to the child's directory, not to timeagent's
+		// (which leaves the root while an overlay is mounted).
+		name = filepath.Join(dir, name)
+	}
+	path, err := LookPath(name)
 	if err != nil {
 		return nil, err
 	}

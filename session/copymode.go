@@ -27,6 +27,8 @@ func (copyRecorder) seal(a *Active, _, _ tasks.ID) ([]journal.Change, error) {
 	return changes, nil
 }
 
+func (copyRecorder) stop(*Active) error { return nil }
+
 func (copyRecorder) close(*Active) error { return nil }
 
 func (copyRecorder) changes(a *Active) ([]journal.Change, error) {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
-	"time"
 
 	"github.com/timeagent-dev/timeagent/cow"
 	"github.com/timeagent-dev/timeagent/fs"
@@ -23,7 +22,9 @@ func fuseSupported(*Workspace) error { return fs.Supported() }
 // over the root: the overlay writes every change into the open task's layer
 // as it happens, so sealing a task copies nothing.
 type fuseRecorder struct {
-	o *fs.Overlay
+	o       *fs.Overlay
+	dev     uint64 // device number of the mounted overlay
+	restore func() // undoes guardSession
 }
 
 // fuseGCPercent is the garbage collector's target while an overlay is
@@ -41,12 +42,55 @@ func startFuse(a *Active) (recorder, error) {
 			return nil, err
 		}
 	}
+	if !a.opts.Isolate {
+		warnRootUsers(a)
+	}
+	restore := guardSession()
 	staging := filepath.Join(a.W.StateDir, "sessions", strconv.FormatUint(a.Session.ID, 10), "staging")
 	o, err := fs.Mount(fs.Options{RootPath: a.W.Root, Journal: a.W.Journal, StagingDir: staging, Task: a.task})
 	if err != nil {
+		restore()
 		return nil, fmt.Errorf("start the overlay on %s: %w (use --mode copy)", a.W.Root, err)
 	}
-	return &fuseRecorder{o: o}, nil
+	return &fuseRecorder{o: o, dev: deviceOf(a.W.Root), restore: restore}, nil
+}
+
+// warnRootUsers names the processes that use the root before the overlay
+// is mounted: they keep seeing the real tree. (An isolated session leaves
+// the real tree to the user: writes there are edits made outside, checked
+// by apply like any other.)
+func warnRootUsers(a *Active) {
+	users := rootUsers(a.W.Root, deviceOf(a.W.Root))
+	if len(users) == 0 {
+		return
+	}
+	a.notice(fmt.Sprintf("%d process(es) have their working directory or open files in %s from before the session: %s; "+
+		"they see your real files, not the session's view, and what they write there is not part of the session "+
+		"(where the session changes the same file, their version is kept as an outside task at its end)",
+		len(users), a.W.Root, describeUsers(users)))
+}
+
+// stop ends recording at the end of the session, before its last layer is
+// read: it waits (up to TIMEAGENT_END_WAIT) for the processes still inside
+// the overlay, names those that outlive the wait, and unmounts (cutting
+// them off), so the layer committed next is the layer applied.
+func (r *fuseRecorder) stop(a *Active) error {
+	if users := waitForUsers(a.W.Root, r.dev, endWait(a.notice)); len(users) > 0 {
+		a.notice(fmt.Sprintf("%d process(es) still use %s after the agent exited: %s; the session ends without them: "+
+			"from now on they cannot write through the session's view, and what they write into your files by absolute path "+
+			"is kept as an outside task by the next undo, redo or switch that touches it (wait longer with %s=30s)",
+			len(users), a.W.Root, describeUsers(users), EnvEndWait))
+	}
+	if !r.o.Mounted() {
+		a.notice(fmt.Sprintf("the overlay on %s was unmounted during the session, not by timeagent: what was written there afterwards "+
+			"went straight to your files; where it differs from what the session recorded, it is kept as an outside task", a.W.Root))
+	}
+	err := r.o.Unmount()
+	r.restore()
+	if err != nil {
+		return fmt.Errorf("end session %d: %w", a.Session.ID, err)
+	}
+	return nil
 }
 
 func (r *fuseRecorder) seal(a *Active, t, next tasks.ID) ([]journal.Change, error) {
@@ -69,32 +113,31 @@ func (r *fuseRecorder) seal(a *Active, t, next tasks.ID) ([]journal.Change, erro
 	return a.W.Journal.Layer(t)
 }
 
-// close makes the real tree show the session's final state: an apply with
-// an intent from the session's base to the active task, after the overlay
-// is gone, so a crash at any point is finished by the next command.
+// close makes the real tree show the session's final state (the overlay
+// is gone: stop). It is a transition from the session's base to the active
+// task like any other: paths whose real state differs from the base (a
+// process that wrote into the real tree under the overlay) are first kept
+// as an outside task, child of the base. A crash before the apply's intent
+// is written is finished by recovery the same way.
 func (r *fuseRecorder) close(a *Active) error {
 	j := a.W.Journal
+	if err := r.o.Unmount(); err != nil {
+		return fmt.Errorf("end session %d: %w", a.Session.ID, err)
+	}
 	if a.Session.Isolated {
-		// The real tree stays at the session's base: apply or undo decide.
-		if err := r.o.Unmount(); err != nil {
-			return fmt.Errorf("end session %d: %w", a.Session.ID, err)
-		}
-		return nil
+		return nil // the real tree stays at the session's base: apply or undo decide
 	}
 	st, err := j.State()
 	if err != nil {
 		return err
 	}
-	// Staging: a damaged blob found before the first change cancels the
-	// apply and leaves the real tree at the base (as an isolated session).
-	in := journal.Intent{From: st.Applied, To: st.Active, Started: time.Now(), Reason: "session end", Staging: true}
-	if err := j.Update(func(tx *journal.Tx) error { return tx.PutIntent(in) }); err != nil {
-		return fmt.Errorf("end session %d: %w", a.Session.ID, err)
+	res, err := cow.Transition(j, a.W.Tree, st.Active, cow.TransitionOptions{Reason: "session end", Yes: true,
+		Progress: a.opts.progress(), Now: a.opts.Now})
+	if res.Outside != 0 {
+		a.notice(fmt.Sprintf("%d path(s) had been changed in %s outside the session's view during the session (first %s); "+
+			"that content is kept as task %d", len(res.Drifted), a.W.Root, res.Drifted[0].Path, res.Outside))
 	}
-	if err := r.o.Unmount(); err != nil {
-		return fmt.Errorf("end session %d: %w", a.Session.ID, err)
-	}
-	if _, err := cow.FinishIntent(j, a.W.Tree, a.opts.progress()); err != nil {
+	if err != nil {
 		return fmt.Errorf("end session %d: apply its work to %s: %w", a.Session.ID, a.W.Root, err)
 	}
 	return nil

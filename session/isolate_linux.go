@@ -36,9 +36,13 @@ func ReexecIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) (i
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	cmd.Dir, _ = os.Getwd() // the namespaced half finds the root from here
 	if err := cmd.Start(); err != nil {
 		return 1, fmt.Errorf("--isolate: start in a private mount namespace: %w", err)
 	}
+	// This half stays in the namespace where the real files are seen: the
+	// agent must not reach them through its /proc/<pid>/cwd or root.
+	defer guardSession()()
 	go func() {
 		for s := range sigs {
 			_ = cmd.Process.Signal(s)

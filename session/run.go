@@ -90,10 +90,14 @@ type Active struct {
 
 // recorder captures the layer of the open task; one per mode.
 type recorder interface {
+	// stop ends capturing what the child's process tree writes, at the end
+	// of the session, before the last task is sealed.
+	stop(a *Active) error
 	// seal records the open task t's layer and returns its changes; later
 	// changes go to next (0 at the end of the session).
 	seal(a *Active, t, next tasks.ID) ([]journal.Change, error)
-	// close ends capturing (after the child exited and the last task is sealed).
+	// close ends the session's capture after the last task is sealed (fuse
+	// mode: applies the session's work to the real tree).
 	close(a *Active) error
 	// changes returns the session's net change so far, the open task included.
 	changes(a *Active) ([]journal.Change, error)
@@ -381,6 +385,9 @@ func (a *Active) end(code int) (Result, error) {
 	res := Result{ExitCode: code}
 	cur := a.task
 	open := true
+	if err := a.rec.stop(a); err != nil {
+		return res, err
+	}
 	if a.pending {
 		recorded, err := a.recordPending(false)
 		if err != nil {
@@ -390,9 +397,6 @@ func (a *Active) end(code int) (Result, error) {
 	}
 	changes, err := a.rec.seal(a, cur, 0)
 	if err != nil {
-		return res, err
-	}
-	if err := a.rec.close(a); err != nil {
 		return res, err
 	}
 	now := a.opts.now()
@@ -409,6 +413,9 @@ func (a *Active) end(code int) (Result, error) {
 		if err := cow.CommitTask(j, t, changes, st); err != nil {
 			return res, fmt.Errorf("seal task %d: %w", cur, err)
 		}
+	}
+	if err := a.rec.close(a); err != nil {
+		return res, err
 	}
 	sess := a.Session
 	sess.EndedAt, sess.ExitCode, sess.State = now, code, journal.SessionCompleted
