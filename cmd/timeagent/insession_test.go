@@ -20,7 +20,10 @@ func (e *env) readScratch(name string) string {
 	return string(b)
 }
 
-// outsideTask returns the only outside task of the log.
+// outsideTask returns the first outside task of the log: the one the
+// in-session move recorded. The end of the session may find the same
+// lower-tree edit again (its apply checks the real tree against the
+// session's base) and keep it a second time, under the base.
 func (e *env) outsideTask() logTask {
 	e.t.Helper()
 	var found []logTask
@@ -29,8 +32,8 @@ func (e *env) outsideTask() logTask {
 			found = append(found, x)
 		}
 	}
-	if len(found) != 1 {
-		e.t.Fatalf("want one outside task: %+v", e.log().Tasks)
+	if len(found) == 0 {
+		e.t.Fatalf("want an outside task: %+v", e.log().Tasks)
 	}
 	return found[0]
 }
