@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"slices"
@@ -821,8 +822,14 @@ func (a *applier) manifest(paths []string) (Manifest, error) {
 		for _, p := range ps {
 			t := a.target[p]
 			st, err := d.lstat(path.Base(p))
-			if err != nil || st.kind != t.Kind {
-				return fmt.Errorf("apply %s: is not a %s after the apply (%v)", p, t.Kind, err)
+			if errors.Is(err, fs.ErrNotExist) || (err == nil && st.kind != t.Kind) {
+				// Another process (one the agent left running) changed the
+				// path after the apply wrote it: the apply is done, and the
+				// stat cache must not vouch for the path (its entry goes).
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("apply %s: stat after the apply: %w", p, err)
 			}
 			e := st.entry(t)
 			if st.ctimeNs > now-int64(racyWindow) || st.mtimeNs > now-int64(racyWindow) {

@@ -181,7 +181,9 @@ func finishPlan(j *journal.Journal, root *os.Root, tree *tasks.Tree, plan Plan, 
 	}
 	var deleted []string
 	for p, t := range plan.Target {
-		if t.Kind == absentKind {
+		if _, ok := m[p]; t.Kind == absentKind || (len(plan.Target) > 0 && !ok) {
+			// Absent now, or changed by another process after the apply
+			// wrote it: no entry vouches for it.
 			deleted = append(deleted, p)
 		}
 	}
