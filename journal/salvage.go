@@ -43,12 +43,14 @@ type SalvageCounts struct {
 // LostTask is a task that lost part of its history.
 type LostTask struct {
 	ID tasks.ID `json:"id"`
-	// RecordLost: the task's own record was lost; a placeholder (a child of
-	// the base) takes its place so that its children stay reachable.
+	// RecordLost: the task's own record was lost, and with it its parent;
+	// a placeholder (a child of the base) takes its place so that its
+	// children stay reachable, and moves through it are refused.
 	RecordLost bool `json:"recordLost,omitempty"`
-	// ChangesLost: changes of the task whose paths cannot be known were
-	// lost (Detail says which range). Every move through the task is
-	// refused, since it could not restore those paths.
+	// ChangesLost: the task cannot be walked through: changes of it whose
+	// paths cannot be known were lost, or its parent (Detail says which).
+	// Every move through the task is refused, since it could not restore
+	// those paths.
 	ChangesLost bool   `json:"changesLost,omitempty"`
 	Detail      string `json:"detail,omitempty"`
 	// Paths are the paths whose state before or after the task is lost
@@ -500,7 +502,7 @@ func (s *salvager) finish() error {
 		if _, ok := s.tasks[id]; !ok {
 			l := s.lostTask(id)
 			l.RecordLost, l.ChangesLost = true, true
-			l.Detail = appendDetail(l.Detail, "its record was lost, and with it which changes it had")
+			l.Detail = appendDetail(l.Detail, "its record was lost, and with it its parent: the tasks before it are unknown")
 		}
 		for _, r := range s.rd.lost {
 			if r.whole {
@@ -509,7 +511,9 @@ func (s *salvager) finish() error {
 				l.Detail = appendDetail(l.Detail, "table "+r.table+" is unreadable: any of its changes may be lost")
 				continue
 			}
-			if rangeHolds(r, layerPrefix(id), layerPrefix(id+1)) || rangeHolds(r, taskKey(id), taskKey(id+1)) {
+			// (A lost task record alone loses no change: it is rebuilt as
+			// a placeholder above when nothing else holds it.)
+			if rangeHolds(r, layerPrefix(id), layerPrefix(id+1)) {
 				l := s.lostTask(id)
 				l.ChangesLost = true
 				l.Detail = appendDetail(l.Detail, fmt.Sprintf("a damaged block of table %s held records from %s to %s",
@@ -595,6 +599,10 @@ func (s *salvager) writeFixes(tx *Tx) error {
 				*p = maxID
 			}
 		}
+	}
+	if l, ok := s.lost[st.Active]; ok && l.ChangesLost {
+		s.rep.Problems = append(s.rep.Problems, fmt.Sprintf(
+			"the active task %d lost changes: undo, redo and switch from it are refused; your files are as they were", st.Active))
 	}
 	if err := tx.SetState(st); err != nil {
 		return err

@@ -79,7 +79,7 @@ func (a *app) report(err error) int {
 	if a.json {
 		writeJSONError(a.io.err, msg)
 	} else {
-		fmt.Fprintf(a.io.err, "timeagent: %s\n", msg)
+		fmt.Fprintf(a.io.err, "timeagent: %s\n", escapeName(msg))
 	}
 	return code
 }

@@ -89,7 +89,7 @@ func (a *app) runRun(o runOptions, argv []string) error {
 	if err := a.recover(ws, false); err != nil {
 		return err
 	}
-	notice := func(s string) { fmt.Fprintf(a.io.err, "timeagent: %s\n", s) }
+	notice := func(s string) { fmt.Fprintf(a.io.err, "timeagent: %s\n", escapeName(s)) }
 	dir := a.childDir(notice)
 	ext := newExternal(a, o.allowHighRisk)
 	res, err := session.Run(ws, session.RunOptions{

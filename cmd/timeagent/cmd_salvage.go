@@ -53,11 +53,8 @@ func printSalvage(w io.Writer, rep *journal.SalvageReport) {
 	}
 	for _, l := range rep.LostTasks {
 		var what []string
-		if l.RecordLost {
-			what = append(what, "its record")
-		}
 		if l.ChangesLost {
-			what = append(what, "changes whose paths are unknown (undo, redo and switch through it are refused)")
+			what = append(what, l.Detail+" (undo, redo and switch through it are refused)")
 		}
 		if len(l.Paths) > 0 {
 			paths := make([]string, len(l.Paths))

@@ -70,6 +70,12 @@ func TestVerifySalvage(t *testing.T) {
 			if c.name != "table" && len(lost) > 0 {
 				t.Errorf("%s damage lost tasks %v", c.name, lost)
 			}
+			if !lost[n] && !lost[n-1] {
+				e.ok("undo")
+				sameManifest(t, "undo after the salvage", manifests[n-1], e.manifest())
+				e.ok("redo")
+				sameManifest(t, "redo after the salvage", manifests[n], e.manifest())
+			}
 			cur := uint64(n)
 			restored := 0
 			for id := uint64(n - 1); ; id-- {
