@@ -201,6 +201,9 @@ func (a *app) withWorkspace(command string, fn func(ws *session.Workspace) error
 	if err := a.locate(); err != nil {
 		return err
 	}
+	if err := a.orphaned(command); err != nil {
+		return err
+	}
 	ws, err := session.Open(a.rootDir, a.state, command)
 	var re *session.RunningError
 	if errors.As(err, &re) {
@@ -218,6 +221,25 @@ func (a *app) withWorkspace(command string, fn func(ws *session.Workspace) error
 		}
 	}
 	return fn(ws)
+}
+
+// orphaned refuses a command that a session's child (the agent, or a
+// process it left behind) runs on the session's root after that session is
+// gone: it was meant for the session, and acting on the real tree (or
+// recovering the dead session) behind the user's back is not what was asked.
+// A session that is running is left to withWorkspace to forward to.
+func (a *app) orphaned(command string) error {
+	id := os.Getenv(session.EnvSession)
+	if id == "" || os.Getenv(session.EnvRoot) != a.rootDir {
+		return nil
+	}
+	l, _, err := session.TryLock(a.state, session.Holder{Pid: os.Getpid(), Command: command})
+	if err != nil {
+		return nil // held: a running session (forwarded) or a command (waited for)
+	}
+	l.Release()
+	return fmt.Errorf("session %s, which started this command, is no longer running on %s: run timeagent from a shell it did not start (or unset %s)",
+		id, a.rootDir, session.EnvSession)
 }
 
 // recover finishes what a crash left behind, telling the user what it did.

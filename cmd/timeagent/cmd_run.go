@@ -76,6 +76,9 @@ func (a *app) runRun(o runOptions, argv []string) error {
 	if err := a.locate(); err != nil {
 		return err
 	}
+	if err := a.orphaned("run"); err != nil {
+		return err
+	}
 	ws, err := session.Open(a.rootDir, a.state, "run")
 	var re *session.RunningError
 	if errors.As(err, &re) {

@@ -270,3 +270,27 @@ func TestUndoSessionStepsBack(t *testing.T) {
 	e.ok("undo", "--session")
 	sameManifest(t, "undo --session of the first session", m[0], e.manifest())
 }
+
+// TestOrphanedSessionChild: a process a session started (it has the
+// session's TIMEAGENT_SESSION and TIMEAGENT_ROOT) runs timeagent on that
+// root after the session is gone: refused, nothing recovered or moved; the
+// same command from the user's shell works.
+func TestOrphanedSessionChild(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("a.txt", "a0\n", 0o644)
+	e.sh("copy", "echo a1 > a.txt")
+	post := e.manifest()
+	orphan := &env{t: t, home: e.home, root: e.root, scratch: e.scratch,
+		extra: []string{"TIMEAGENT_SESSION=1", "TIMEAGENT_ROOT=" + e.root}}
+	for _, args := range [][]string{{"undo"}, {"status"}, {"run", "true"}} {
+		r := orphan.fails(1, args...)
+		oneLine(t, r.stderr)
+		contains(t, strings.Join(args, " ")+" from an orphaned session child", r.stderr, "session 1", "no longer running")
+	}
+	sameManifest(t, "after the orphan's commands", post, e.manifest())
+	e.ok("undo")
+	if e.read("a.txt") != "a0\n" {
+		t.Fatal("undo from the user's shell did not restore a.txt")
+	}
+}
