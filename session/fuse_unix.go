@@ -189,8 +189,8 @@ func (r *fuseRecorder) move(a *Active, to tasks.ID, yes bool) (cow.TransitionRes
 				return nil, 0, err
 			}
 			if !yes {
-				return nil, 0, fmt.Errorf("%w: %d path(s) in the session's view, first %s; their content is kept as task %d",
-					cow.ErrDrift, len(res.Drifted), res.Drifted[0].Path, res.Outside)
+				return nil, 0, fmt.Errorf("%w: %d path(s), first %s; their content is kept as task %d",
+					ErrViewDrift, len(res.Drifted), res.Drifted[0].Path, res.Outside)
 			}
 			if st, err = j.State(); err != nil {
 				return nil, 0, err
