@@ -209,6 +209,9 @@ func (r *fuseRecorder) move(a *Active, to tasks.ID, yes bool) (cow.TransitionRes
 		if errors.Is(err, cow.ErrDrift) {
 			return res, err
 		}
+		if errors.Is(err, fs.ErrViewMixed) {
+			return res, fmt.Errorf("move to task %d failed part way; the open task goes on recording: %w", to, err)
+		}
 		return res, fmt.Errorf("move to task %d cancelled, the session's view and recording are unchanged: %w", to, err)
 	}
 	res.Written = written
