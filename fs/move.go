@@ -18,6 +18,11 @@ import (
 	"github.com/timeagent-dev/timeagent/tasks"
 )
 
+// ErrViewMixed means a view change failed part way and what it had
+// changed could not all be put back: the view shows a mix of the two
+// states (the overlay still records into the task that was active).
+var ErrViewMixed = errors.New("the view change could not be undone")
+
 // ViewReader reads the mounted view while a Move holds it still.
 type ViewReader interface {
 	// States returns the state each path has in the view now; file
@@ -338,7 +343,7 @@ func (o *Overlay) endUndo(rollback bool) (string, error) {
 	o.upperAbsent = map[string]bool{}
 	if len(errs) > 0 {
 		// What could not be put back stays in the trash.
-		return "", fmt.Errorf("undo the partial view change (what it replaced is kept in %s): %w", u.trash, errors.Join(errs...))
+		return "", fmt.Errorf("%w (what it replaced is kept in %s): %w", ErrViewMixed, u.trash, errors.Join(errs...))
 	}
 	return u.trash, nil
 }

@@ -232,8 +232,8 @@ func (r *fuseRecorder) move(a *Active, to tasks.ID, yes bool) (cow.TransitionRes
 				return nil, 0, err
 			}
 			if !yes {
-				return nil, 0, fmt.Errorf("%w: %d path(s) in the session's view, first %s; their content is kept as task %d",
-					cow.ErrDrift, len(res.Drifted), res.Drifted[0].Path, res.Outside)
+				return nil, 0, fmt.Errorf("%w: %d path(s), first %s; their content is kept as task %d",
+					ErrViewDrift, len(res.Drifted), res.Drifted[0].Path, res.Outside)
 			}
 			if st, err = j.State(); err != nil {
 				return nil, 0, err
@@ -255,6 +255,9 @@ func (r *fuseRecorder) move(a *Active, to tasks.ID, yes bool) (cow.TransitionRes
 	if err != nil {
 		if errors.Is(err, cow.ErrDrift) {
 			return res, err
+		}
+		if errors.Is(err, fs.ErrViewMixed) {
+			return res, fmt.Errorf("move to task %d failed part way; the open task goes on recording: %w", to, err)
 		}
 		return res, fmt.Errorf("move to task %d cancelled, the session's view and recording are unchanged: %w", to, err)
 	}

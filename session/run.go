@@ -30,6 +30,10 @@ const MinFree = 64 << 20
 // while its child writes into the real tree.
 var ErrInSession = errors.New("not possible while a copy-mode session runs")
 
+// ErrViewDrift is cow.ErrDrift found by a move inside a fuse session: the
+// session's view shows content that changed since its task ended.
+var ErrViewDrift = fmt.Errorf("%w, in the session's view", cow.ErrDrift)
+
 // RunOptions describe one `timeagent run`.
 type RunOptions struct {
 	Argv    []string

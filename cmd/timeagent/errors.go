@@ -39,6 +39,8 @@ func message(err error) string {
 		return s + " (timeagent log shows the history; timeagent switch ID reaches another branch)"
 	case errors.Is(err, tasks.ErrUnknown):
 		return s + ": timeagent log lists the task ids"
+	case errors.Is(err, session.ErrViewDrift):
+		return s + ": the view was not changed; pass --yes to move over them (they are kept as a task first)"
 	case errors.Is(err, cow.ErrDrift):
 		return s + ": nothing was changed; run it on a terminal to confirm, or pass --yes (the changed files are kept as a task first)"
 	case errors.Is(err, session.ErrInSession):
