@@ -34,20 +34,26 @@ type fuseRecorder struct {
 // collection work.
 const fuseGCPercent = 40
 
-func startFuse(a *Active) (recorder, error) {
+// startFuse mounts the overlay of session id over the root, recording into
+// task. It runs before anything of the session is recorded: a mount that
+// fails leaves no trace. Its errors match ErrNoOverlay.
+func startFuse(a *Active, id uint64, task tasks.ID) (recorder, error) {
 	debug.SetGCPercent(fuseGCPercent)
 	if Isolated() {
 		if err := detachOtherOverlays(); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %v", ErrNoOverlay, err)
 		}
 	}
-	staging := filepath.Join(a.W.StateDir, "sessions", strconv.FormatUint(a.Session.ID, 10), "staging")
-	o, err := fs.Mount(fs.Options{RootPath: a.W.Root, Journal: a.W.Journal, StagingDir: staging, Task: a.task})
+	staging := filepath.Join(a.W.StateDir, "sessions", strconv.FormatUint(id, 10), "staging")
+	o, err := fs.Mount(fs.Options{RootPath: a.W.Root, Journal: a.W.Journal, StagingDir: staging, Task: task})
 	if err != nil {
-		return nil, fmt.Errorf("start the overlay on %s: %w (use --mode copy)", a.W.Root, err)
+		return nil, fmt.Errorf("%w: start the overlay on %s: %v (or use --mode copy)", ErrNoOverlay, a.W.Root, err)
 	}
 	return &fuseRecorder{o: o}, nil
 }
+
+// stop unmounts an overlay whose session could not be recorded.
+func (r *fuseRecorder) stop() error { return r.o.Unmount() }
 
 func (r *fuseRecorder) seal(a *Active, t, next tasks.ID) ([]journal.Change, error) {
 	var err error
