@@ -7,7 +7,7 @@ LDFLAGS     := -X main.version=$(VERSION)
 # Packages whose tests fit the time budget under the race detector.
 RACE_PKGS   := ./tasks/... ./journal/... ./cow/... ./session/... ./recovery/... ./actions/... ./internal/...
 
-.PHONY: build demo test test-deps fuse-uring lint fmt vet staticcheck unit race cross bench clean
+.PHONY: build demo test test-deps fuse-uring lint fmt vet staticcheck unit race cross test-user test-load bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/timeagent
@@ -15,7 +15,7 @@ build:
 demo: build
 	./scripts/demo.sh $(BIN)
 
-test: test-deps fuse-uring fmt vet staticcheck race unit cross
+test: test-deps fuse-uring fmt vet staticcheck race unit cross test-user test-load
 
 # Tools the tests run for real: git, patch, sqlite3 (inside FUSE sessions).
 test-deps:
@@ -54,6 +54,17 @@ unit:
 cross:
 	GOOS=windows $(GO) build ./...
 	GOOS=darwin $(GO) build ./...
+
+# The unprivileged lane: the CLI scenarios and the crash suite as a normal
+# user created for it, through fuse3's fusermount3 (scripts/test-user.sh).
+test-user:
+	@command -v fusermount3 >/dev/null || \
+		( apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fuse3 >/dev/null )
+	GO=$(GO) ./scripts/test-user.sh
+
+# The crash suite with two CPU hogs beside it (scripts/test-load.sh).
+test-load:
+	GO=$(GO) ./scripts/test-load.sh
 
 bench: build fuse-uring
 	./scripts/bench.sh

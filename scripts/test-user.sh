@@ -19,8 +19,8 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 user=${TEST_USER:-timeagent-test}
-cli_run=${USER_CLI_RUN:-'^(TestUndoRedoDestroyedWork|TestTaskTree|TestDrift|TestManyTasks|TestUndoReplacedReadOnlyDirs|TestControlSocketFromChild|TestControlSocketFromAnotherTerminal|TestCrashSafeApply|TestRunExitStatus|TestAutoFallsBackWhenMountFails|TestFuseAsNormalUser|TestIsolate.*)$'}
-crash_run=${USER_CRASH_RUN:-'^(TestKillSession|TestKillChild|TestSecondRun|TestFirstCommandAfterKill|TestSignalToTimeagent)$'}
+cli_run=${USER_CLI_RUN:-'^(TestUndoRedoDestroyedWork|TestTaskTree|TestDrift|TestManyTasks|TestControlSocketFromChild|TestControlSocketFromAnotherTerminal|TestRunExitStatus|TestAutoFallsBackWhenMountFails|TestFuseAsNormalUser|TestIsolate.*)$'}
+crash_run=${USER_CRASH_RUN:-'^(TestKillSession|TestKillChild|TestSecondRun|TestFirstCommandAfterKill|TestSignalToTimeagent|TestKillIsolated)$'}
 
 command -v fusermount3 >/dev/null || {
 	echo "test-user: fusermount3 missing: install fuse3 (make test-user does)" >&2
@@ -44,9 +44,9 @@ trap cleanup EXIT INT TERM
 chmod 0666 /dev/fuse
 
 echo "test-user: building the binaries"
-go build -o "$work/bin/timeagent" ./cmd/timeagent
-go test -c -o "$work/bin/cli.test" ./cmd/timeagent
-go test -c -o "$work/bin/crash.test" ./internal/crashtest
+${GO:-go} build -o "$work/bin/timeagent" ./cmd/timeagent
+${GO:-go} test -c -o "$work/bin/cli.test" ./cmd/timeagent
+${GO:-go} test -c -o "$work/bin/crash.test" ./internal/crashtest
 mkdir -p "$work/tmp" "$work/cache"
 chown -R "$user:" "$work"
 chmod 0755 "$work" "$work/bin"
