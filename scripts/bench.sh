@@ -9,7 +9,8 @@
 #   BENCH_REPS=N    repetitions of each step, median taken (default 3)
 #   BENCH_USER=NAME the normal user the fuse section runs as afterwards (as root;
 #                   default timeagent-test, created when missing; "none" skips)
-#   BENCH_ONLY_FUSE=1  only the fuse section (as root, then as the normal user)
+#   BENCH_ONLY_FUSE=1  only the fuse section (as root, then as the normal user), written
+#                   to bench/RESULTS-fuse.md
 #
 # Sections: copy-mode checkpoints (10k and 100k files) against cp -a and a git
 # shadow repository; undo of 1,000 changed files against cp -a and git
@@ -41,15 +42,17 @@ quick=""
 [ "${BENCH_QUICK:-}" = 1 ] && quick="-quick"
 if [ "${BENCH_ONLY_FUSE:-}" = 1 ]; then
 	# Only the fuse section, as root (then as a normal user below).
-	bin/timeagent-bench run $quick -only fuse -reps "${BENCH_REPS:-3}" -bin bin/timeagent -out bench/RESULTS.md
+	out=bench/RESULTS-fuse.md
+	bin/timeagent-bench run $quick -only fuse -reps "${BENCH_REPS:-3}" -bin bin/timeagent -out "$out"
 else
-	bin/timeagent-bench run $quick -reps "${BENCH_REPS:-3}" -bin bin/timeagent -out bench/RESULTS.md
+	out=bench/RESULTS.md
+	bin/timeagent-bench run $quick -reps "${BENCH_REPS:-3}" -bin bin/timeagent -out "$out"
 fi
 
 # The fuse figures again as a normal user (BENCH_USER, created when missing;
 # BENCH_USER=none skips): the overlay is mounted through fusermount3, without
 # passthrough and FUSE over io_uring, which are root only. /dev/fuse is 0666
-# while it runs, as on stock systems. Appended to bench/RESULTS.md.
+# while it runs, as on stock systems. Appended to the results file.
 user=${BENCH_USER:-timeagent-test}
 if [ "$(id -u)" = 0 ] && [ "$user" != none ]; then
 	id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/sh "$user"
@@ -69,6 +72,6 @@ if [ "$(id -u)" = 0 ] && [ "$user" != none ]; then
 		echo "## Fuse as a normal user ($user: fusermount3, no passthrough, no io_uring)"
 		echo
 		sed 's/^# /### /' "$ubin/user.md"
-	} >> bench/RESULTS.md
-	echo "bench: appended the normal user's fuse figures to bench/RESULTS.md" >&2
+	} >> "$out"
+	echo "bench: appended the normal user's fuse figures to $out" >&2
 fi

@@ -50,7 +50,7 @@ func startFuse(a *Active, id uint64, task tasks.ID) (recorder, error) {
 	staging := filepath.Join(a.W.StateDir, "sessions", strconv.FormatUint(id, 10), "staging")
 	o, err := fs.Mount(fs.Options{RootPath: a.W.Root, Journal: a.W.Journal, StagingDir: staging, Task: task})
 	if err != nil {
-		return nil, fmt.Errorf("%w: start the overlay on %s: %v (or use --mode copy)", ErrNoOverlay, a.W.Root, err)
+		return nil, fmt.Errorf("%w: start the overlay on %s: %v", ErrNoOverlay, a.W.Root, err)
 	}
 	return &fuseRecorder{o: o}, nil
 }

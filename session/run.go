@@ -231,8 +231,10 @@ func (a *Active) begin() error {
 		case (a.opts.Mode == "" || a.opts.Mode == ModeAuto) && !a.opts.Isolate:
 			a.notice("copy mode: " + strings.ReplaceAll(err.Error(), "\n", " "))
 			a.Mode = ModeCopy
-		default:
+		case a.opts.Isolate:
 			return err
+		default:
+			return fmt.Errorf("%w (or use --mode copy)", err)
 		}
 	}
 	if a.Mode == ModeCopy {
