@@ -20,7 +20,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 user=${TEST_USER:-timeagent-test}
 cli_run=${USER_CLI_RUN:-'^(TestUndoRedoDestroyedWork|TestTaskTree|TestDrift|TestManyTasks|TestControlSocketFromChild|TestControlSocketFromAnotherTerminal|TestRunExitStatus|TestAutoFallsBackWhenMountFails|TestFuseAsNormalUser|TestIsolate.*)$'}
-crash_run=${USER_CRASH_RUN:-'^(TestKillSession|TestKillChild|TestSecondRun|TestFirstCommandAfterKill|TestSignalToTimeagent|TestKillIsolated)$'}
+crash_run=${USER_CRASH_RUN:-'^(TestKillSession|TestKillChild|TestSecondRun|TestFirstCommandAfterKill|TestSignalToTimeagent|TestKillIsolated|TestStaleMount)$'}
 
 command -v fusermount3 >/dev/null || {
 	echo "test-user: fusermount3 missing: install fuse3 (make test-user does)" >&2
