@@ -40,9 +40,6 @@ const fuseGCPercent = 40
 func startFuse(a *Active, id uint64, task tasks.ID) (recorder, error) {
 	debug.SetGCPercent(fuseGCPercent)
 	if Isolated() {
-		if err := dropAgentCaps(); err != nil {
-			return nil, err
-		}
 		if err := detachOtherOverlays(); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrNoOverlay, err)
 		}

@@ -102,12 +102,14 @@ func detachOtherOverlays() error {
 	return errors.Join(errs...)
 }
 
-// dropAgentCaps clears the ambient capabilities the isolated timeagent got
-// in its user namespace (a normal user's run --isolate), so the agent it
-// starts has none: it cannot unmount the overlay and reach the real tree.
-// The timeagent process keeps its own.
+// dropAgentCaps clears, on the calling thread, the ambient capabilities
+// the isolated timeagent got in its user namespace (a normal user's run
+// --isolate), so the agent forked from that (locked) thread has none: it
+// cannot unmount the overlay and reach the real tree. Capabilities belong
+// to threads: the other threads of timeagent keep theirs (it unmounts the
+// overlay at the end).
 func dropAgentCaps() error {
-	if os.Geteuid() == 0 {
+	if !Isolated() || os.Geteuid() == 0 {
 		return nil
 	}
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {

@@ -134,3 +134,32 @@ func TestFuseAsNormalUser(t *testing.T) {
 		t.Fatal("undo left made.txt")
 	}
 }
+
+// TestIsolateAsNormalUser: run --isolate as a normal user runs in a user
+// namespace of its own, the agent without any capability there (it cannot
+// unmount the overlay and write into the real tree), and apply writes the
+// work afterwards. Skipped as root; the unprivileged lane runs it.
+func TestIsolateAsNormalUser(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("runs as a normal user (make test-user)")
+	}
+	e := newEnv(t)
+	e.write("base.txt", "base\n", 0o644)
+	caps := filepath.Join(e.scratch, "caps")
+	e.ok("run", "--mode", "fuse", "--isolate", "--", "sh", "-c",
+		`grep CapEff /proc/self/status > "`+caps+`"; umount -l "$TIMEAGENT_ROOT" 2>/dev/null; echo agent > made.txt`)
+	b, err := os.ReadFile(caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := strings.Fields(string(b)); len(f) != 2 || strings.Trim(f[1], "0") != "" {
+		t.Fatalf("the isolated agent has capabilities: %s", b)
+	}
+	if exists(e.path("made.txt")) {
+		t.Fatal("the isolated agent wrote into the real tree")
+	}
+	e.ok("apply", "--yes")
+	if got := e.read("made.txt"); got != "agent\n" {
+		t.Fatalf("made.txt after apply: %q", got)
+	}
+}
