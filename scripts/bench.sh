@@ -9,6 +9,7 @@
 #   BENCH_REPS=N    repetitions of each step, median taken (default 3)
 #   BENCH_USER=NAME the normal user the fuse section runs as afterwards (as root;
 #                   default timeagent-test, created when missing; "none" skips)
+#   BENCH_NO_OVERLAYFS=1  no fuse-overlayfs comparison in the fuse section
 #   BENCH_ONLY_FUSE=1  only the fuse section (as root, then as the normal user), written
 #                   to bench/RESULTS-fuse.md
 #
@@ -65,6 +66,7 @@ if [ "$(id -u)" = 0 ] && [ "$user" != none ]; then
 	chmod 0666 /dev/fuse
 	echo "bench: the fuse section as $user (uid $(id -u "$user"))" >&2
 	(cd "$uwork" && runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$uwork" \
+		BENCH_NO_OVERLAYFS="${BENCH_NO_OVERLAYFS:-}" \
 		"$ubin/timeagent-bench" run $quick -only fuse -reps "${BENCH_REPS:-3}" -work "$uwork" \
 		-bin "$ubin/timeagent" -out "$ubin/user.md")
 	{
