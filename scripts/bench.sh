@@ -73,7 +73,7 @@ if [ "$(id -u)" = 0 ] && [ "$user" != none ]; then
 		echo
 		echo "## Fuse as a normal user ($user: fusermount3, no passthrough, no io_uring)"
 		echo
-		sed 's/^# /### /' "$ubin/user.md"
+		sed 's/^#/##/' "$ubin/user.md"
 	} >> "$out"
 	echo "bench: appended the normal user's fuse figures to $out" >&2
 fi
