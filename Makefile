@@ -8,7 +8,7 @@ LDFLAGS     := -X main.version=$(VERSION)
 RACE_PKGS   := ./tasks/... ./journal/... ./cow/... ./session/... ./recovery/... ./actions/... \
 	$(shell $(GO) list ./internal/... | grep -v /internal/modeltest)
 
-.PHONY: build demo test test-deps fuse-uring lint fmt vet staticcheck unit race model cross bench soak clean
+.PHONY: build demo test test-deps fuse-uring lint fmt vet staticcheck unit race model cross test-user test-load bench soak clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/timeagent
@@ -16,7 +16,7 @@ build:
 demo: build
 	./scripts/demo.sh $(BIN)
 
-test: test-deps fuse-uring fmt vet staticcheck race unit model cross
+test: test-deps fuse-uring fmt vet staticcheck race unit model cross test-user test-load
 
 # Tools the tests run for real: git, patch, sqlite3 (inside FUSE sessions).
 test-deps:
@@ -63,6 +63,17 @@ soak:
 cross:
 	GOOS=windows $(GO) build ./...
 	GOOS=darwin $(GO) build ./...
+
+# The unprivileged lane: the CLI scenarios and the crash suite as a normal
+# user created for it, through fuse3's fusermount3 (scripts/test-user.sh).
+test-user:
+	@command -v fusermount3 >/dev/null || \
+		( apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fuse3 >/dev/null )
+	GO=$(GO) ./scripts/test-user.sh
+
+# The crash suite with two CPU hogs beside it (scripts/test-load.sh).
+test-load:
+	GO=$(GO) ./scripts/test-load.sh
 
 bench: build fuse-uring
 	./scripts/bench.sh

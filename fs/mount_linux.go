@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -19,34 +18,53 @@ import (
 )
 
 // Supported reports whether FUSE overlays can be mounted here; the error
-// says why not.
+// says why not and what to install or change (it wraps
+// fusectl.ErrNoFuse).
 func Supported() error {
 	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
-	if err != nil {
-		return fmt.Errorf("fuse: cannot open /dev/fuse: %w", err)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fusectl.NoFuse("no /dev/fuse: load the fuse module (modprobe fuse) or, in a container, pass the device in (--device /dev/fuse)")
+	case errors.Is(err, os.ErrPermission):
+		return fusectl.NoFuse("cannot open /dev/fuse (permission denied): stock systems have it 0666; as root: chmod 0666 /dev/fuse")
+	case err != nil:
+		return fusectl.NoFuse("cannot open /dev/fuse: %v", err)
 	}
 	f.Close()
-	if os.Geteuid() != 0 {
-		if _, err := exec.LookPath("fusermount3"); err != nil {
-			if _, err := exec.LookPath("fusermount"); err != nil {
-				return errors.New("fuse: not root and no fusermount helper installed")
-			}
+	if os.Geteuid() != 0 && !mayMount() {
+		if _, err := fusectl.Helper(); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// mayMount reports whether this process may call mount(2) itself: root, or
+// an owner of its mount namespace's user namespace (run --isolate as a
+// normal user), which has CAP_SYS_ADMIN there.
+func mayMount() bool {
+	if os.Geteuid() == 0 {
+		return true
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[0].Effective&(1<<unix.CAP_SYS_ADMIN) != 0
+}
+
 // Unmount detaches a mount at path left by a dead process (recovery). A path
 // that is not a mount point is not an error.
 func Unmount(path string) error {
-	err := unix.Unmount(path, 0)
-	if err == unix.EBUSY {
-		err = unix.Unmount(path, unix.MNT_DETACH)
+	err := fusectl.Unmount(path, false)
+	if errors.Is(err, unix.EBUSY) {
+		err = fusectl.Unmount(path, true)
 	}
-	if err == nil || err == unix.EINVAL || err == unix.ENOENT {
+	if err == nil || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT) {
 		return nil
 	}
-	return fmt.Errorf("unmount %s: %w", path, err)
+	return err
 }
 
 // abortConn aborts the FUSE connection of the file system whose device is
@@ -126,14 +144,14 @@ func (c *conn) unmount() error {
 	var err error
 	delay := time.Duration(0)
 	for try := 0; try < 5; try++ {
-		if err = unix.Unmount(c.path, 0); err != unix.EBUSY {
+		if err = fusectl.Unmount(c.path, false); !errors.Is(err, unix.EBUSY) {
 			break
 		}
 		delay = 2*delay + 5*time.Millisecond
 		time.Sleep(delay)
 	}
-	if err != nil && err != unix.EINVAL {
-		return fmt.Errorf("unmount %s: %w", c.path, err)
+	if err != nil && !errors.Is(err, unix.EINVAL) {
+		return err
 	}
 	c.server.Wait()
 	if c.ring != nil {
@@ -174,6 +192,9 @@ func serve(o *Overlay, opts *fusefs.Options) (*conn, error) {
 		}
 		o.logf("%v; reading /dev/fuse instead", err)
 	}
+	if !mayMount() {
+		return serveFusermount(o, opts)
+	}
 	o.root = &node{o: o}
 	raw := newDirReads(fusefs.NewNodeFS(o.root, opts))
 	server, err := fuse.NewServer(raw, o.path, &opts.MountOptions)
@@ -186,6 +207,40 @@ func serve(o *Overlay, opts *fusefs.Options) (*conn, error) {
 		return nil, err
 	}
 	return &conn{server: server, path: o.path}, nil
+}
+
+// serveFusermount mounts through the fusermount3 helper, for a user who may
+// not mount: it hands back the /dev/fuse descriptor, which the server reads
+// as /dev/fd/N (go-fuse must not mount again). Such a mount is reached only
+// by processes of this user (no allow_other, which fuse.conf would have to
+// allow): the agent runs as the same user.
+func serveFusermount(o *Overlay, opts *fusefs.Options) (*conn, error) {
+	mo := opts.MountOptions
+	options := append([]string{"fsname=" + mo.FsName, "subtype=" + mo.Name, fmt.Sprintf("max_read=%d", mo.MaxWrite)}, mo.Options...)
+	if mo.AllowOther {
+		options = append(options, "allow_other")
+	}
+	fd, err := fusectl.Fusermount(o.path, options)
+	if err != nil {
+		return nil, err
+	}
+	// From here the descriptor belongs to the server, which closes it.
+	mo.DirectMount = false
+	o.root = &node{o: o}
+	raw := newDirReads(fusefs.NewNodeFS(o.root, opts))
+	server, err := fuse.NewServer(raw, fmt.Sprintf("/dev/fd/%d", fd), &mo)
+	if err != nil {
+		fusectl.Unmount(o.path, true)
+		return nil, fmt.Errorf("serve %s: %w", o.path, err)
+	}
+	go server.Serve()
+	if err := server.WaitMount(); err != nil {
+		fusectl.Unmount(o.path, true)
+		server.Wait()
+		return nil, fmt.Errorf("serve %s: %w", o.path, err)
+	}
+	pollHack(o.path)
+	return &conn{server: server, path: o.path, fd: true}, nil
 }
 
 // serveRing mounts with a /dev/fuse descriptor of its own, so that it can

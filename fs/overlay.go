@@ -199,9 +199,11 @@ func mount(opts Options, st store) (*Overlay, error) {
 func mountOptions() fuse.MountOptions {
 	return fuse.MountOptions{
 		DirectMount: true,
-		// Others (the agent running as the user) must see the mount, and the
-		// kernel checks permissions against our attributes.
-		AllowOther: true,
+		// As root, others (the agent running as the user) must see the
+		// mount, and the kernel checks permissions against our attributes.
+		// A normal user's agent runs as that user: no allow_other, which
+		// fusermount3 refuses unless /etc/fuse.conf has user_allow_other.
+		AllowOther: os.Geteuid() == 0,
 		Options:    []string{"default_permissions"},
 		FsName:     "timeagent",
 		Name:       "timeagent",

@@ -69,6 +69,9 @@ func uringUsable() error {
 	if strings.TrimSpace(string(b)) != "Y" {
 		return errors.New("fuse over io_uring: disabled (/sys/module/fuse/parameters/enable_uring is N)")
 	}
+	if !mayMount() {
+		return errors.New("fuse over io_uring: needs root")
+	}
 	r, err := newURing(2, ioringSetupSQE128)
 	if err != nil {
 		return fmt.Errorf("fuse over io_uring: %w", err)

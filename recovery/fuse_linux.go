@@ -52,8 +52,8 @@ func DetachDeadAbove(path string) (string, error) {
 		if !dead(mp) {
 			continue
 		}
-		if err := unix.Unmount(mp, unix.MNT_DETACH); err != nil {
-			return "", fmt.Errorf("detach the dead overlay on %s: %w (try: umount -l %s)", mp, err, mp)
+		if err := fusectl.Unmount(mp, true); err != nil {
+			return "", fmt.Errorf("detach the dead overlay on %s: %w (try: fusermount3 -u -z %s)", mp, err, mp)
 		}
 		detached.Store(mp, true)
 		return mp, nil
@@ -86,7 +86,10 @@ func abortConn(dev string) error {
 	if !ok || err != nil {
 		return fmt.Errorf("abort fuse connection: bad device %q", dev)
 	}
-	if err := fusectl.Abort(uint32(n)); err != nil && !errors.Is(err, fusectl.ErrGone) {
+	// Without the control file system (a normal user cannot mount it) the
+	// connection of a dead server has ended anyway: its /dev/fuse
+	// descriptor closed with it.
+	if err := fusectl.Abort(uint32(n)); err != nil && !errors.Is(err, fusectl.ErrGone) && !errors.Is(err, fusectl.ErrNoControl) {
 		return err
 	}
 	return nil
@@ -103,8 +106,8 @@ func UnmountStale(root string) (bool, error) {
 	if err != nil || !mounted {
 		return false, err
 	}
-	if err := unix.Unmount(root, unix.MNT_DETACH); err != nil {
-		return false, fmt.Errorf("detach stale mount on %s: %w (try: umount -l %s)", root, err, root)
+	if err := fusectl.Unmount(root, true); err != nil {
+		return false, fmt.Errorf("detach stale mount on %s: %w (try: fusermount3 -u -z %s)", root, err, root)
 	}
 	// The session is dead (its lock is free): nothing may serve the mount
 	// any more, wherever a copy of it is still held.
@@ -143,7 +146,7 @@ const deadWait = 3 * time.Second
 // answered from the kernel's caches (an overlay's attributes last an hour,
 // and directories are opened without asking the server) long after the
 // server died; statfs always reaches the server. A dead connection answers
-// ENOTCONN, or ECONNABORTED where it used io_uring. A call that gets no
+// ENOTCONN, or ECONNABORTED or ECANCELED where it used io_uring. A call that gets no
 // answer within deadWait (a connection kept alive but not served) counts
 // as not dead: the command goes on to the root's lock, where a dead
 // session's mount is detached and its connection aborted without touching
@@ -163,9 +166,11 @@ func dead(dir string) bool {
 }
 
 // deadConn reports whether err is what the kernel answers on a FUSE mount
-// whose server is gone.
+// whose server is gone: ENOTCONN, ECONNABORTED (a dead io_uring
+// connection), or ECANCELED (a request the dying server's ring cancelled:
+// no live overlay answers it).
 func deadConn(err error) bool {
-	return errors.Is(err, unix.ENOTCONN) || errors.Is(err, unix.ECONNABORTED)
+	return errors.Is(err, unix.ENOTCONN) || errors.Is(err, unix.ECONNABORTED) || errors.Is(err, unix.ECANCELED)
 }
 
 // finishDeadFuse applies the dead session's recorded work onto the real tree

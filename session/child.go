@@ -57,6 +57,11 @@ func StartChild(argv []string, dir string, env []string, stdin io.Reader, stdout
 	// cannot retire it and send the child a SIGTERM early, and so the
 	// signal comes exactly when timeagent dies.
 	runtime.LockOSThread()
+	if err := dropAgentCaps(); err != nil {
+		runtime.UnlockOSThread()
+		signal.Stop(c.sigs)
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		runtime.UnlockOSThread()
 		signal.Stop(c.sigs)

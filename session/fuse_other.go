@@ -4,6 +4,8 @@ package session
 
 import (
 	"errors"
+
+	"github.com/timeagent-dev/timeagent/tasks"
 )
 
 // fuseSupported: there is no FUSE on this platform; sessions run in copy mode.
@@ -11,4 +13,4 @@ func fuseSupported(*Workspace) error {
 	return errors.New("FUSE is not available on this platform")
 }
 
-func startFuse(*Active) (recorder, error) { return nil, fuseSupported(nil) }
+func startFuse(*Active, uint64, tasks.ID) (recorder, error) { return nil, fuseSupported(nil) }

@@ -35,22 +35,25 @@ type fuseRecorder struct {
 // collection work.
 const fuseGCPercent = 40
 
-func startFuse(a *Active) (recorder, error) {
+// startFuse mounts the overlay of session id over the root, recording into
+// task. It runs before anything of the session is recorded: a mount that
+// fails leaves no trace. Its errors match ErrNoOverlay.
+func startFuse(a *Active, id uint64, task tasks.ID) (recorder, error) {
 	debug.SetGCPercent(fuseGCPercent)
 	if Isolated() {
 		if err := detachOtherOverlays(); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %v", ErrNoOverlay, err)
 		}
 	}
 	if !a.opts.Isolate {
 		warnRootUsers(a)
 	}
 	restore := guardSession()
-	staging := filepath.Join(a.W.StateDir, "sessions", strconv.FormatUint(a.Session.ID, 10), "staging")
-	o, err := fs.Mount(fs.Options{RootPath: a.W.Root, Journal: a.W.Journal, StagingDir: staging, Task: a.task})
+	staging := filepath.Join(a.W.StateDir, "sessions", strconv.FormatUint(id, 10), "staging")
+	o, err := fs.Mount(fs.Options{RootPath: a.W.Root, Journal: a.W.Journal, StagingDir: staging, Task: task})
 	if err != nil {
 		restore()
-		return nil, fmt.Errorf("start the overlay on %s: %w (use --mode copy)", a.W.Root, err)
+		return nil, fmt.Errorf("%w: start the overlay on %s: %v", ErrNoOverlay, a.W.Root, err)
 	}
 	return &fuseRecorder{o: o, dev: deviceOf(a.W.Root), restore: restore}, nil
 }
@@ -91,6 +94,13 @@ func (r *fuseRecorder) stop(a *Active) error {
 		return fmt.Errorf("end session %d: %w", a.Session.ID, err)
 	}
 	return nil
+}
+
+// abandonMount unmounts an overlay whose session could not be recorded.
+func (r *fuseRecorder) abandonMount() error {
+	err := r.o.Unmount()
+	r.restore()
+	return err
 }
 
 func (r *fuseRecorder) seal(a *Active, t, next tasks.ID) ([]journal.Change, error) {

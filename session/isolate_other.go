@@ -21,3 +21,6 @@ func ReexecIsolated([]string, io.Reader, io.Writer, io.Writer) (int, error) {
 
 // detachOtherOverlays: no private namespaces here, nothing to detach.
 func detachOtherOverlays() error { return nil }
+
+// dropAgentCaps: no user namespaces here, nothing to drop.
+func dropAgentCaps() error { return nil }

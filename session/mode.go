@@ -1,8 +1,13 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 )
+
+// ErrNoOverlay means the FUSE overlay cannot be mounted here; the error's
+// message says why and what to install or change.
+var ErrNoOverlay = errors.New("fuse mode is not available here")
 
 // chooseMode resolves --mode. auto means fuse where an overlay can be mounted
 // and copy elsewhere, with a one-line notice saying why.
@@ -20,7 +25,7 @@ func chooseMode(mode string, w *Workspace, notice func(string)) (string, error) 
 		return ModeCopy, nil
 	case ModeFuse:
 		if err := fuseSupported(w); err != nil {
-			return "", fmt.Errorf("fuse mode is not available here: %w (use --mode copy)", err)
+			return "", fmt.Errorf("%w: %v (or use --mode copy)", ErrNoOverlay, err)
 		}
 		return ModeFuse, nil
 	}

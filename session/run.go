@@ -228,6 +228,32 @@ func (a *Active) begin() error {
 	}); err != nil {
 		return fmt.Errorf("start session: %w", err)
 	}
+	if a.Mode == ModeFuse {
+		// Mount first: a mount that fails leaves no session behind, and
+		// auto mode falls back to copy mode.
+		st, err := j.State()
+		if err != nil {
+			return fmt.Errorf("start session: %w", err)
+		}
+		tree, err := j.Tree()
+		if err != nil {
+			return fmt.Errorf("start session: %w", err)
+		}
+		// The task recorded below gets this id: nothing else records a
+		// task in between (the root's lock is held).
+		rec, err := startFuse(a, id, cow.NextTaskID(tree, st))
+		switch {
+		case err == nil:
+			a.rec = rec
+		case (a.opts.Mode == "" || a.opts.Mode == ModeAuto) && !a.opts.Isolate:
+			a.notice("copy mode: " + strings.ReplaceAll(err.Error(), "\n", " "))
+			a.Mode = ModeCopy
+		case a.opts.Isolate:
+			return err
+		default:
+			return fmt.Errorf("%w (or use --mode copy)", err)
+		}
+	}
 	if a.Mode == ModeCopy {
 		if err := a.copyBaseline(now); err != nil {
 			return err
@@ -236,11 +262,11 @@ func (a *Active) begin() error {
 	}
 	st, err := j.State()
 	if err != nil {
-		return fmt.Errorf("start session: %w", err)
+		return a.abandon(fmt.Errorf("start session: %w", err))
 	}
 	tree, err := j.Tree()
 	if err != nil {
-		return fmt.Errorf("start session: %w", err)
+		return a.abandon(fmt.Errorf("start session: %w", err))
 	}
 	t := tasks.Task{ID: cow.NextTaskID(tree, st), Parent: st.Active, Summary: SummaryOf(a.opts.Summary, a.opts.Argv),
 		Session: id, Kind: tasks.KindAgent, Created: now}
@@ -248,16 +274,17 @@ func (a *Active) begin() error {
 		StartedAt: now, ExitCode: -1, State: journal.SessionActive, Base: st.Active, Tasks: []tasks.ID{t.ID},
 		Isolated: a.opts.Isolate}
 	if err := a.openTaskLocked(t, sess); err != nil {
-		return err
-	}
-	if a.Mode == ModeFuse {
-		rec, err := startFuse(a)
-		if err != nil {
-			return err
-		}
-		a.rec = rec
+		return a.abandon(err)
 	}
 	return w.lock.Update(Holder{Pid: os.Getpid(), Command: "run", Session: id, Control: a.Control})
+}
+
+// abandon takes away the overlay of a session that could not be recorded.
+func (a *Active) abandon(err error) error {
+	if r, ok := a.rec.(interface{ abandonMount() error }); ok {
+		return errors.Join(err, r.abandonMount())
+	}
+	return err
 }
 
 // copyBaseline scans the tree before the child starts. Differences from the

@@ -29,6 +29,8 @@ func message(err error) string {
 		return s + ": wait for the other timeagent command to finish"
 	case errors.Is(err, syscall.ENOSPC):
 		return s + ": free some disk space and run the command again"
+	case errors.Is(err, session.ErrNoOverlay):
+		return s // names the fix itself (fuse3, /dev/fuse), never the state directory
 	case errors.Is(err, fs.ErrPermission):
 		return s + ": check the permissions (the state directory can be moved with TIMEAGENT_HOME)"
 	case errors.Is(err, session.ErrStateDir):

@@ -32,6 +32,11 @@ func ensureMounted() {
 // ErrGone: no connection of that number exists (it has already ended).
 var ErrGone = errors.New("no such fuse connection")
 
+// ErrNoControl: the fuse control file system is not mounted and this
+// process may not mount it (not root). A connection whose server died has
+// ended without it.
+var ErrNoControl = errors.New("the fuse control file system is not mounted")
+
 // Abort aborts the FUSE connection whose mount has minor device number
 // minor: every reader of its device gets ENODEV and every access to a
 // copy of its mount ENOTCONN.
@@ -42,7 +47,7 @@ func Abort(minor uint32) error {
 	if errors.Is(err, os.ErrNotExist) {
 		var st unix.Statfs_t
 		if unix.Statfs(Dir, &st) != nil || st.Type != fusectlMagic {
-			return fmt.Errorf("abort fuse connection %d: the fuse control file system is not mounted on %s and could not be", minor, Dir)
+			return fmt.Errorf("abort fuse connection %d: %w on %s and could not be", minor, ErrNoControl, Dir)
 		}
 		return fmt.Errorf("abort fuse connection %d: %w", minor, ErrGone)
 	}
