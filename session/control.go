@@ -43,7 +43,7 @@ const (
 	// Heartbeat is how often a session working on a request sends a byte.
 	Heartbeat = time.Second
 	// SilenceTimeout is how long a client waits for any byte from the session.
-	SilenceTimeout = 15 * time.Second
+	SilenceTimeout = 10 * time.Second
 	// dialTimeout bounds connecting.
 	dialTimeout = 5 * time.Second
 	// maxRequest bounds the size of one request.
