@@ -7,7 +7,7 @@ LDFLAGS     := -X main.version=$(VERSION)
 # Packages whose tests fit the time budget under the race detector.
 RACE_PKGS   := ./tasks/... ./journal/... ./cow/... ./session/... ./recovery/... ./actions/... ./internal/...
 
-.PHONY: build demo test test-deps fuse-uring lint fmt vet staticcheck unit race cross bench clean
+.PHONY: build demo test test-deps fuse-uring lint fmt vet staticcheck unit race cross wine bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/timeagent
@@ -15,7 +15,7 @@ build:
 demo: build
 	./scripts/demo.sh $(BIN)
 
-test: test-deps fuse-uring fmt vet staticcheck race unit cross
+test: test-deps fuse-uring fmt vet staticcheck race unit cross wine
 
 # Tools the tests run for real: git, patch, sqlite3 (inside FUSE sessions).
 test-deps:
@@ -54,6 +54,12 @@ unit:
 cross:
 	GOOS=windows $(GO) build ./...
 	GOOS=darwin $(GO) build ./...
+
+# The Windows build's control channel (a named pipe) under Debian's wine 8.
+wine:
+	@command -v x86_64-w64-mingw32-gcc >/dev/null && { command -v wine64 >/dev/null || [ -x /usr/lib/wine/wine64 ]; } || \
+		( apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wine64 gcc-mingw-w64-x86-64-win32 >/dev/null )
+	GO=$(GO) ./scripts/wine-test.sh
 
 bench: build fuse-uring
 	./scripts/bench.sh

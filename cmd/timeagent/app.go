@@ -254,6 +254,9 @@ func (a *app) withWorkspace(command string, fn func(ws *session.Workspace) error
 	ws, err := session.Open(a.rootDir, a.state, command)
 	var re *session.RunningError
 	if errors.As(err, &re) {
+		if !forwarded[command] {
+			return fmt.Errorf("a session is running on %s (timeagent pid %d): run `timeagent %s` when it has ended", a.rootDir, re.Holder.Pid, command)
+		}
 		return a.forward(re.Holder)
 	}
 	if err != nil {

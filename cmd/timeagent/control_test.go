@@ -109,6 +109,12 @@ func TestControlAllowlist(t *testing.T) {
 			t.Fatalf("%q ran in the session process", argv)
 		}
 	}
+	// The CLI does not send them: it says to wait for the end.
+	for _, cmd := range []string{"verify", "apply"} {
+		r := e.fails(1, cmd)
+		oneLine(t, r.stderr)
+		contains(t, cmd+" during a session", r.stderr, "run `timeagent "+cmd+"` when it has ended")
+	}
 	for _, argv := range [][]string{{"status", "--json"}, {"-C", e.root, "log"}, {"diff"}, {"actions"}, {"checkpoint", "-m", "two"}} {
 		resp, err := session.Call(b.addr, session.Request{Argv: argv, Cwd: e.root}, 10*time.Second)
 		if err != nil || resp.Code != 0 {
