@@ -8,7 +8,7 @@ LDFLAGS     := -X main.version=$(VERSION)
 RACE_PKGS   := ./tasks/... ./journal/... ./cow/... ./session/... ./recovery/... ./actions/... \
 	$(shell $(GO) list ./internal/... | grep -v /internal/modeltest)
 
-.PHONY: build demo test test-deps fuse-uring lint fmt vet staticcheck unit race model cross test-user test-load bench soak clean
+.PHONY: build demo test test-deps fuse-uring lint fmt vet staticcheck unit race model cross wine test-user test-load bench soak clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/timeagent
@@ -16,7 +16,7 @@ build:
 demo: build
 	./scripts/demo.sh $(BIN)
 
-test: test-deps fuse-uring fmt vet staticcheck race unit model cross test-user test-load
+test: test-deps fuse-uring fmt vet staticcheck race unit model cross wine test-user test-load
 
 # Tools the tests run for real: git, patch, sqlite3 (inside FUSE sessions).
 test-deps:
@@ -74,6 +74,12 @@ test-user:
 # The crash suite with two CPU hogs beside it (scripts/test-load.sh).
 test-load:
 	GO=$(GO) ./scripts/test-load.sh
+
+# The Windows build's control channel (a named pipe) under Debian's wine 8.
+wine:
+	@command -v x86_64-w64-mingw32-gcc >/dev/null && { command -v wine64 >/dev/null || [ -x /usr/lib/wine/wine64 ]; } || \
+		( apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wine64 gcc-mingw-w64-x86-64-win32 >/dev/null )
+	GO=$(GO) ./scripts/wine-test.sh
 
 bench: build fuse-uring
 	./scripts/bench.sh

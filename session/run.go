@@ -378,7 +378,7 @@ func setEnv(env []string, k, v string) []string {
 	return append(out, k+"="+v)
 }
 
-// runChild serves the control socket and runs the child to its end.
+// runChild serves the control channel and runs the child to its end.
 func (a *Active) runChild() (int, error) {
 	srv, err := Serve(a.Control, func(req Request) Response {
 		if a.opts.Handler == nil {
@@ -387,9 +387,15 @@ func (a *Active) runChild() (int, error) {
 		return a.opts.Handler(a, req)
 	})
 	if err != nil {
-		return 1, err
+		// The session runs without it: commands reach the root when it ends.
+		a.notice(fmt.Sprintf("timeagent commands cannot reach this session until it ends: %v", err))
+		a.Control = ""
+		if err := a.W.lock.Update(Holder{Pid: os.Getpid(), Command: "run", Session: a.Session.ID}); err != nil {
+			return 1, err
+		}
+	} else {
+		defer srv.Close()
 	}
-	defer srv.Close()
 	env := a.childEnv()
 	if a.opts.Prepare != nil {
 		if env, err = a.opts.Prepare(a, env); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -53,6 +54,12 @@ func (e *usageError) Error() string { return e.err.Error() }
 func execute(argv []string, sio stdio, active *session.Active) int {
 	a := &app{io: sio, argv: argv, active: active}
 	root := a.rootCommand()
+	if active != nil {
+		if err := forwardable(root, argv); err != nil {
+			fmt.Fprintf(sio.err, "timeagent: %v\n", err)
+			return 2
+		}
+	}
 	root.SetArgs(argv)
 	root.SetIn(sio.in)
 	root.SetOut(sio.out)
@@ -62,6 +69,49 @@ func execute(argv []string, sio stdio, active *session.Active) int {
 		return 0
 	}
 	return a.report(err)
+}
+
+// forwarded are the commands a running session answers over its control
+// channel: the ones that work on the root and forward to its session.
+var forwarded = map[string]bool{
+	"status": true, "log": true, "diff": true, "diff-file": true, "checkpoint": true,
+	"undo": true, "redo": true, "switch": true, "actions": true,
+}
+
+// forwardable checks, in the session process, that argv names a command the
+// session answers for a client: anything else (run, the hidden __proxy,
+// which would run a tool with the client's arguments in the session
+// process) is refused before it is parsed further. It resolves argv as
+// Execute does.
+func forwardable(root *cobra.Command, argv []string) error {
+	name := "an empty command line"
+	c, _, err := root.Find(argv)
+	if err == nil && c != root {
+		for c.Parent() != root {
+			c = c.Parent()
+		}
+		if forwarded[c.Name()] {
+			return nil
+		}
+		name = fmt.Sprintf("%q", c.Name())
+	} else {
+		for _, s := range argv {
+			if !strings.HasPrefix(s, "-") {
+				name = fmt.Sprintf("%q", s)
+				break
+			}
+		}
+	}
+	return fmt.Errorf("%s is not accepted over the control socket: a session answers only %s", name, forwardedList())
+}
+
+func forwardedList() string {
+	names := make([]string, 0, len(forwarded))
+	for n := range forwarded {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }
 
 // report prints err once and maps it to an exit code.
@@ -207,6 +257,9 @@ func (a *app) withWorkspace(command string, fn func(ws *session.Workspace) error
 	ws, err := session.Open(a.rootDir, a.state, command)
 	var re *session.RunningError
 	if errors.As(err, &re) {
+		if !forwarded[command] {
+			return fmt.Errorf("a session is running on %s (timeagent pid %d): run `timeagent %s` when it has ended", a.rootDir, re.Holder.Pid, command)
+		}
 		return a.forward(re.Holder)
 	}
 	if err != nil {
@@ -263,6 +316,9 @@ func (a *app) recoveryTarget(ws *session.Workspace) recovery.Target {
 
 // forward sends this command line to the running session.
 func (a *app) forward(h session.Holder) error {
+	if h.Control == "" && h.Session != 0 {
+		return fmt.Errorf("a session is running on %s (timeagent pid %d) without a control channel (it could not start one): run the command again when the session has ended", a.rootDir, h.Pid)
+	}
 	if h.Control == "" {
 		return fmt.Errorf("a session is running on %s (timeagent pid %d) but has no control socket yet: try again", a.rootDir, h.Pid)
 	}
