@@ -221,3 +221,26 @@ func CommitTask(j *journal.Journal, t tasks.Task, changes []Change, state journa
 	}
 	return nil
 }
+
+// Release gives back a reserved id that never got a record (a fuse
+// session ended after an in-session move without writing anything more),
+// so the next task takes it and ids stay without gaps.
+func Release(j *journal.Journal, id tasks.ID) error {
+	if _, err := j.Task(id); err == nil {
+		return nil
+	} else if !errors.Is(err, journal.ErrNotFound) {
+		return fmt.Errorf("release task id %d: %w", id, err)
+	}
+	err := j.Update(func(tx *journal.Tx) error {
+		st, err := tx.State()
+		if err != nil || st.Reserved != id {
+			return err
+		}
+		st.Reserved = 0
+		return tx.SetState(st)
+	})
+	if err != nil {
+		return fmt.Errorf("release task id %d: %w", id, err)
+	}
+	return nil
+}

@@ -431,6 +431,11 @@ func (a *Active) end(code int) (Result, error) {
 			return res, err
 		}
 		open = recorded
+		if !recorded {
+			if err := cow.Release(j, cur); err != nil {
+				return res, err
+			}
+		}
 	}
 	changes, err := a.rec.seal(a, cur, 0)
 	if err != nil {

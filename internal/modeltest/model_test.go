@@ -191,34 +191,49 @@ func (m *model) plan(a, b uint64) (expected, target tree, touched []string) {
 // move is undo/redo/switch with --yes: drifted paths become an outside task
 // (child of a, reused when one with the same changes exists), then the
 // touched paths are written.
-func (m *model) move(to uint64) {
+func (m *model) move(to uint64) { m.moveView(to, true) }
+
+// moveView is move; real says the real tree is written (not only a
+// session's view), so the stat cache learns the touched paths.
+func (m *model) moveView(to uint64, real bool) {
 	a := m.active
-	expected, target, touched := m.plan(a, to)
+	_, target, touched := m.keepDrift(m.cur, a, a, to)
+	for _, p := range touched {
+		m.replaced(m.cur.get(p), target.get(p))
+		m.cur.set(p, target.get(p))
+		if real {
+			m.known[p] = true
+			m.cache.set(p, target.get(p))
+		}
+	}
+	m.visitTo(to)
+	m.active = to
+}
+
+// keepDrift plans from to and keeps the paths of the walk whose content in
+// tr differs from the expected one as an outside task under parent (an
+// existing one with the same changes is reused).
+func (m *model) keepDrift(tr tree, parent, from, to uint64) (expected, target tree, touched []string) {
+	expected, target, touched = m.plan(from, to)
 	drift := map[string]change{}
 	for _, p := range touched {
-		if m.cur.get(p) != expected.get(p) {
-			drift[p] = change{expected.get(p), m.cur.get(p)}
+		if tr.get(p) != expected.get(p) {
+			drift[p] = change{expected.get(p), tr.get(p)}
+			m.replaced(tr.get(p))
 		}
 	}
 	if len(drift) > 0 {
 		reused := false
-		for _, c := range m.children(a) {
+		for _, c := range m.children(parent) {
 			if t := m.tasks[c]; t.kind == "outside" && sameLayer(t.layer, drift) {
 				reused = true
 			}
 		}
 		if !reused {
-			m.newTask(a, "outside", drift, false)
+			m.newTask(parent, "outside", drift, false)
 		}
 	}
-	for _, p := range touched {
-		m.replaced(m.cur.get(p), target.get(p))
-		m.cur.set(p, target.get(p))
-		m.known[p] = true
-		m.cache.set(p, target.get(p))
-	}
-	m.visitTo(to)
-	m.active = to
+	return expected, target, touched
 }
 
 func sameLayer(a, b map[string]change) bool {
@@ -380,42 +395,6 @@ func treeDiff(want, got tree) string {
 	return b.String()
 }
 
-// drawOps draws what the agent does, starting from the tree start.
-func (h *history) drawOps(start tree, allowCheckpoint bool) []op {
-	n := rapid.IntRange(1, 4).Draw(h.t, "ops")
-	cur := start.clone()
-	var ops []op
-	for i := 0; i < n; i++ {
-		kinds := []string{"write", "write", "rm"}
-		if allowCheckpoint && i > 0 {
-			kinds = append(kinds, "checkpoint")
-		}
-		switch k := rapid.SampledFrom(kinds).Draw(h.t, "op"); k {
-		case "write":
-			p := rapid.SampledFrom(paths).Draw(h.t, "path")
-			c := h.fresh("agent")
-			ops = append(ops, op{kind: k, path: p, content: c})
-			cur.set(p, c)
-		case "rm":
-			var present []string
-			for _, p := range paths {
-				if cur.get(p) != absent {
-					present = append(present, p)
-				}
-			}
-			if len(present) == 0 {
-				continue
-			}
-			p := rapid.SampledFrom(present).Draw(h.t, "rmpath")
-			ops = append(ops, op{kind: k, path: p})
-			cur.set(p, absent)
-		case "checkpoint":
-			ops = append(ops, op{kind: k})
-		}
-	}
-	return ops
-}
-
 func (h *history) script(ops []op, mark string) string {
 	var b strings.Builder
 	b.WriteString("set -e\n")
@@ -427,6 +406,8 @@ func (h *history) script(ops []op, mark string) string {
 			fmt.Fprintf(&b, "rm %s\n", o.path)
 		case "checkpoint":
 			fmt.Fprintf(&b, "'%s' checkpoint -m cp >/dev/null\n", h.bin)
+		case "undo":
+			fmt.Fprintf(&b, "'%s' undo --yes >/dev/null\n", h.bin)
 		}
 	}
 	if mark != "" {
@@ -435,29 +416,89 @@ func (h *history) script(ops []op, mark string) string {
 	return b.String()
 }
 
-// session runs the agent's ops in a session and has the model follow:
-// one task per checkpoint segment, each a child of the one before.
+// session runs the agent's ops in a session and has the model follow in
+// the order timeagent records: the session's first task at the start, a
+// new task at each checkpoint, and at an in-session undo (fuse) the open
+// task sealed, the drift rule on the view, and later writes in a task
+// recorded only when something is written. At the end the real tree goes
+// from the session's base to its last task with the drift rule.
 func (h *history) session(mode string, isolate, kill bool) {
-	start := h.m.cur.clone()
-	ops := h.drawOps(start, !kill && !isolate)
+	m := h.m
 	if mode == "copy" {
-		h.m.copyStart()
+		m.copyStart()
 	}
-	seg := h.m.cur.clone()
-	cur := h.m.cur.clone()
-	var layers []map[string]change
-	for _, o := range ops {
-		switch o.kind {
+	lower := m.cur.clone() // the real tree under a fuse session
+	base := m.active
+	open := m.newTask(base, "agent", map[string]change{}, true)
+	pending, pendingParent := false, uint64(0)
+	seg := m.cur.clone()
+	seal := func() {
+		l := diff(seg, m.cur)
+		if pending {
+			if len(l) > 0 {
+				open = m.newTask(pendingParent, "agent", l, true)
+				pending = false
+			}
+		} else {
+			m.tasks[open].layer = l
+			for _, c := range l {
+				m.replaced(c.before, c.after)
+			}
+		}
+		seg = m.cur.clone()
+	}
+	var ops []op
+	n := rapid.IntRange(1, 4).Draw(h.t, "ops")
+	for i := 0; i < n; i++ {
+		kinds := []string{"write", "write", "rm"}
+		if !kill && !isolate && i > 0 {
+			kinds = append(kinds, "checkpoint")
+			if mode == "fuse" {
+				kinds = append(kinds, "undo")
+			}
+		}
+		switch k := rapid.SampledFrom(kinds).Draw(h.t, "op"); k {
 		case "write":
-			cur.set(o.path, o.content)
+			p := rapid.SampledFrom(paths).Draw(h.t, "path")
+			c := h.fresh("agent")
+			ops = append(ops, op{kind: k, path: p, content: c})
+			m.cur.set(p, c)
 		case "rm":
-			cur.set(o.path, absent)
+			var present []string
+			for _, p := range paths {
+				if m.cur.get(p) != absent {
+					present = append(present, p)
+				}
+			}
+			if len(present) == 0 {
+				continue
+			}
+			p := rapid.SampledFrom(present).Draw(h.t, "rmpath")
+			ops = append(ops, op{kind: k, path: p})
+			m.cur.set(p, absent)
 		case "checkpoint":
-			layers = append(layers, diff(seg, cur))
-			seg = cur.clone()
+			ops = append(ops, op{kind: k})
+			wasPending := pending
+			seal()
+			if wasPending && pending {
+				// A checkpoint records the reserved task even when empty.
+				open = m.newTask(pendingParent, "agent", map[string]change{}, true)
+				pending = false
+			}
+			open = m.newTask(open, "agent", map[string]change{}, true)
+		case "undo":
+			if pending && pendingParent == 0 && len(diff(seg, m.cur)) == 0 {
+				continue // at the base: nothing to undo
+			}
+			seal()
+			ops = append(ops, op{kind: k})
+			to := m.tasks[m.active].parent
+			m.moveView(to, false)
+			pending, pendingParent = true, to
+			seg = m.cur.clone()
 		}
 	}
-	layers = append(layers, diff(seg, cur))
+	seal()
 	args := []string{"run", "--mode", mode}
 	if isolate {
 		args = append(args, "--isolate")
@@ -472,26 +513,24 @@ func (h *history) session(mode string, isolate, kill bool) {
 	} else {
 		h.killed(args, mark)
 	}
-	parent := h.m.active
-	for _, l := range layers {
-		parent = h.m.newTask(parent, "agent", l, true)
+	final := m.cur.clone()
+	if mode == "copy" {
+		m.rescan()
+		return
 	}
 	if isolate {
+		m.cur = lower
 		h.check("after an isolated session")
 		h.ta("apply", "--yes")
 	}
-	h.m.cur = cur
-	if mode == "copy" {
-		h.m.rescan()
-	} else {
-		// The end's apply wrote the paths the session touched.
-		for _, l := range layers {
-			for p := range l {
-				h.m.known[p] = true
-				h.m.cache.set(p, cur.get(p))
-			}
-		}
+	// The end's apply (or apply after --isolate): the real tree from the
+	// session's base to the last task, drift kept under the base.
+	_, target, touched := m.keepDrift(lower, base, base, m.active)
+	for _, p := range touched {
+		m.known[p] = true
+		m.cache.set(p, target.get(p))
 	}
+	m.cur = final
 }
 
 // killed runs a session, kill -9s timeagent once the agent has done its
@@ -524,7 +563,13 @@ func (h *history) killed(args []string, mark string) {
 		_ = syscall.Kill(agent, syscall.SIGKILL)
 	}
 	_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-	h.ta("status") // recovers the session
+	// The first command after the kill runs from outside the root: a
+	// shell inside it sits on the dead mount (README, Crash recovery).
+	c2 := exec.Command(h.bin, "--root", h.root, "status")
+	c2.Dir, c2.Env = h.marks, h.env()
+	if out, err := c2.CombinedOutput(); err != nil {
+		h.t.Fatalf("timeagent --root %s status after kill -9: %v\n%s", h.root, err, out)
+	}
 }
 
 // step draws and runs one step of a user's history.
