@@ -169,8 +169,9 @@ func deadConn(err error) bool {
 }
 
 // finishDeadFuse applies the dead session's recorded work onto the real tree
-// (which the overlay left untouched), as an apply with an intent.
-func finishDeadFuse(t Target, s journal.Session, last tasks.ID) (int, error) {
+// (which the overlay left untouched), as an apply with an intent; recorded
+// runs once the intent is written, before the apply.
+func finishDeadFuse(t Target, s journal.Session, last tasks.ID, recorded func() error) (int, error) {
 	j := t.Journal
 	if last != 0 {
 		if err := sealTask(t, last); err != nil {
@@ -182,10 +183,21 @@ func finishDeadFuse(t Target, s journal.Session, last tasks.ID) (int, error) {
 		return 0, err
 	}
 	if st.Applied == st.Active {
-		return 0, nil
+		return 0, recorded()
 	}
-	in := journal.Intent{From: st.Applied, To: st.Active, Started: t.now(), Reason: "recovery of session " + fmt.Sprint(s.ID), Staging: true}
-	if err := j.Update(func(tx *journal.Tx) error { return tx.PutIntent(in) }); err != nil {
+	// An intent the session wrote at its end (its apply may have changed
+	// the tree already) is finished as it is, never replaced.
+	in, err := j.Intent()
+	if err != nil {
+		return 0, err
+	}
+	if in == nil {
+		in = &journal.Intent{From: st.Applied, To: st.Active, Started: t.now(), Reason: "recovery of session " + fmt.Sprint(s.ID), Staging: true}
+		if err := j.Update(func(tx *journal.Tx) error { return tx.PutIntent(*in) }); err != nil {
+			return 0, err
+		}
+	}
+	if err := recorded(); err != nil {
 		return 0, err
 	}
 	tree, err := j.Tree()

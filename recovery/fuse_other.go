@@ -17,7 +17,7 @@ func UnmountStale(string) (bool, error) { return false, nil }
 // on this platform.
 func DetachDead(string) error { return nil }
 
-func finishDeadFuse(Target, journal.Session, tasks.ID) (int, error) {
+func finishDeadFuse(Target, journal.Session, tasks.ID, func() error) (int, error) {
 	return 0, errors.New("a FUSE session cannot be recovered on this platform")
 }
 

@@ -134,7 +134,11 @@ func finishDeadSession(t Target, s journal.Session) (journal.Session, string, er
 	case s.Isolated:
 		note = fmt.Sprintf("isolated session %d (pid %d) had died; its work is kept as task %d and the real files were not changed (timeagent apply writes it)", s.ID, s.Pid, last)
 	case s.Mode == "fuse":
-		n, err := finishDeadFuse(t, s, last)
+		// The session is marked interrupted before its work is applied:
+		// an apply that cannot finish (a file the system refuses to
+		// replace) stays an intent that any later command can finish,
+		// or an undo can take the place of (cow.Transition).
+		n, err := finishDeadFuse(t, s, last, func() error { return markInterrupted(t, s) })
 		if err != nil {
 			return s, "", err
 		}
@@ -146,12 +150,17 @@ func finishDeadSession(t Target, s journal.Session) (journal.Session, string, er
 		}
 		note = fmt.Sprintf("session %d (pid %d) had died; a scan recorded %d changed path(s) as task %d", s.ID, s.Pid, n, last)
 	}
-	s.State = journal.SessionInterrupted
-	s.EndedAt = t.now()
+	s.State, s.EndedAt = journal.SessionInterrupted, t.now()
 	if err := j.Update(func(tx *journal.Tx) error { return tx.PutSession(s) }); err != nil {
 		return s, "", err
 	}
 	return s, note, nil
+}
+
+// markInterrupted records session s as interrupted.
+func markInterrupted(t Target, s journal.Session) error {
+	s.State, s.EndedAt = journal.SessionInterrupted, t.now()
+	return t.Journal.Update(func(tx *journal.Tx) error { return tx.PutSession(s) })
 }
 
 // finishDeadCopy scans the tree: the stat cache holds the scan the open task

@@ -42,7 +42,7 @@ func startFuse(a *Active) (recorder, error) {
 		}
 	}
 	staging := filepath.Join(a.W.StateDir, "sessions", strconv.FormatUint(a.Session.ID, 10), "staging")
-	o, err := fs.Mount(fs.Options{RootPath: a.W.Root, Journal: a.W.Journal, StagingDir: staging, Task: a.task})
+	o, err := fs.Mount(fs.Options{RootPath: a.W.Root, Journal: a.W.Journal, StagingDir: staging, Task: a.task, Logf: a.log.Printf})
 	if err != nil {
 		return nil, fmt.Errorf("start the overlay on %s: %w (use --mode copy)", a.W.Root, err)
 	}

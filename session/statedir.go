@@ -56,16 +56,7 @@ func StateDir(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			return r
-		}
-		return '_'
-	}, filepath.Base(root))
-	if len(name) > 40 {
-		name = name[:40]
-	}
-	dir := filepath.Join(base, "roots", fmt.Sprintf("%s-%016x", name, xxhash.Sum64String(root)))
+	dir := stateDirIn(base, root)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("%w %s: %w", ErrStateDir, dir, err)
 	}
@@ -81,6 +72,29 @@ func StateDir(root string) (string, error) {
 		return "", fmt.Errorf("%w %s: %w", ErrStateDir, dir, err)
 	}
 	return dir, nil
+}
+
+// stateDirIn is the state directory of root under base.
+func stateDirIn(base, root string) string {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, filepath.Base(root))
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	return filepath.Join(base, "roots", fmt.Sprintf("%s-%016x", name, xxhash.Sum64String(root)))
+}
+
+// stateDirPath is StateDir's answer without creating or checking anything.
+func stateDirPath(root string) (string, error) {
+	base, err := BaseStateDir()
+	if err != nil {
+		return "", err
+	}
+	return stateDirIn(base, root), nil
 }
 
 // InsideRoot reports whether path p lies inside root (or is root).
@@ -117,4 +131,19 @@ func writeFileAtomic(name string, b []byte, perm os.FileMode) error {
 		return err
 	}
 	return nil
+}
+
+// ErrStateDirDeleted means the state directory was deleted while a session
+// had it open: its history is lost.
+var ErrStateDirDeleted = errors.New("was deleted while the session ran")
+
+// CheckStateDir returns an error wrapping ErrStateDirDeleted when the
+// journal of w's state dir is gone.
+func (w *Workspace) CheckStateDir() error {
+	_, err := os.Stat(filepath.Join(journalDir(w.StateDir), "MANIFEST"))
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return fmt.Errorf("the state directory %s %w: the history of %s is lost (its files stay as the session left them); the next timeagent command starts a new history",
+		w.StateDir, ErrStateDirDeleted, w.Root)
 }
