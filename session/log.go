@@ -50,7 +50,14 @@ func (l *sessionLog) open() {
 	if st, err := f.Stat(); err == nil {
 		l.size = st.Size()
 	}
+	// The log matters most when the disk is full (the journal's writes
+	// fail, and the overlay logs why): its room is taken in advance.
+	reserveLog(f, l.size, logReserve)
 }
+
+// logReserve is the room the session log takes in advance (where the file
+// system allows it), so it can still be written on a full disk.
+const logReserve = 256 << 10
 
 // Printf records an error the overlay reports (fs.Options.Logf).
 func (l *sessionLog) Printf(format string, args ...any) {
