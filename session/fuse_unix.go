@@ -46,6 +46,7 @@ func startFuse(a *Active) (recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start the overlay on %s: %w (use --mode copy)", a.W.Root, err)
 	}
+	a.log.count()
 	return &fuseRecorder{o: o}, nil
 }
 

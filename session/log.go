@@ -31,8 +31,11 @@ type sessionLog struct {
 	f      *os.File
 	size   int64
 	prefix string
-	errors int    // lines written through Printf (the overlay's errors)
-	first  string // the first of them
+	// counting is set once the overlay is mounted: what it logs while
+	// mounting (io_uring unavailable, say) is kept but is no problem.
+	counting bool
+	errors   int    // lines written through Printf while counting
+	first    string // the first of them
 }
 
 func openLog(stateDir string) *sessionLog {
@@ -63,12 +66,21 @@ const logReserve = 256 << 10
 func (l *sessionLog) Printf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	l.mu.Lock()
-	l.errors++
-	if l.first == "" {
-		l.first = msg
+	if l.counting {
+		l.errors++
+		if l.first == "" {
+			l.first = msg
+		}
 	}
 	l.mu.Unlock()
 	l.write(msg)
+}
+
+// count makes later Printf lines count as problems (problems).
+func (l *sessionLog) count() {
+	l.mu.Lock()
+	l.counting = true
+	l.mu.Unlock()
 }
 
 // note records a step of the session.

@@ -46,7 +46,7 @@ type statusJSON struct {
 	AppliedTask   uint64                    `json:"appliedTask"`
 	Actions       map[string]map[string]int `json:"actions"`
 	Worktree      bool                      `json:"linkedWorktree,omitempty"`
-	Log           string                    `json:"log,omitempty"`
+	Log           string                    `json:"-"` // the session log, named by the text status
 	Next          string                    `json:"next,omitempty"`
 	Error         string                    `json:"error,omitempty"`
 }
