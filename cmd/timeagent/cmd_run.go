@@ -123,6 +123,9 @@ func (a *app) runRun(o runOptions, argv []string) error {
 		fmt.Fprintf(a.io.err, "timeagent: the session log is %s\n", res.Log)
 	}
 	if err != nil {
+		if in, ierr := ws.Journal.Intent(); ierr == nil && in != nil {
+			return &unfinishedApply{err} // the session's end could not be applied
+		}
 		return err
 	}
 	a.printSessionSummary(res)

@@ -265,7 +265,7 @@ func TestApplyCannotFinish(t *testing.T) {
 		t.Fatalf("run did not end:\n%s", bgOut.String())
 	}
 	t.Logf("run:\n%s", bgOut.String())
-	contains(t, "run's error", bgOut.String(), "a.txt")
+	contains(t, "run's error", bgOut.String(), "a.txt", "chattr -i", "timeagent undo --session")
 	limit := 30 * time.Second
 	for _, args := range [][]string{{"status"}, {"log"}, {"diff"}} {
 		r := e.taWithin(limit, e.root, args...)
