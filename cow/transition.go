@@ -64,7 +64,10 @@ type TransitionResult struct {
 // the listed paths were skipped.
 func Transition(j *journal.Journal, root *os.Root, to tasks.ID, opts TransitionOptions) (TransitionResult, error) {
 	if _, err := FinishIntent(j, root, opts.Progress); err != nil {
-		return TransitionResult{}, err
+		if errors.Is(err, ErrUnsupported) {
+			return TransitionResult{}, err
+		}
+		return redirect(j, root, to, opts, err)
 	}
 	st, err := j.State()
 	if err != nil {
@@ -151,7 +154,7 @@ func FinishIntent(j *journal.Journal, root *os.Root, progress Progress) (finishe
 	if err != nil {
 		return false, fmt.Errorf("finish apply %d -> %d: %w", in.From, in.To, err)
 	}
-	plan, err := MakePlan(tree, j, in.From, in.To)
+	plan, err := intentPlan(tree, j, *in)
 	if err != nil {
 		return false, fmt.Errorf("finish apply: %w", err)
 	}
@@ -159,6 +162,74 @@ func FinishIntent(j *journal.Journal, root *os.Root, progress Progress) (finishe
 		return errors.Is(err, ErrUnsupported), err
 	}
 	return true, nil
+}
+
+// intentPlan is the plan of intent in: From to To or, when it took the
+// place of unfinished applies (in.Via), the paths of every step
+// From→Via[0]→…→To, each with its state at To (a path no step touches
+// keeps its state along the way).
+func intentPlan(tree *tasks.Tree, j *journal.Journal, in journal.Intent) (Plan, error) {
+	steps := append(append([]tasks.ID{in.From}, in.Via...), in.To)
+	var plan Plan
+	for i := 0; i+1 < len(steps); i++ {
+		p, err := MakePlan(tree, j, steps[i], steps[i+1])
+		if err != nil {
+			return Plan{}, err
+		}
+		if i == 0 {
+			plan = p
+			continue
+		}
+		for path, t := range p.Target {
+			if _, ok := plan.Target[path]; !ok {
+				plan.Expected[path] = p.Expected[path]
+			}
+			plan.Target[path] = t
+		}
+		plan.Walk = p.Walk
+	}
+	return plan, nil
+}
+
+// redirect makes an apply that cannot finish (err) go to task to instead:
+// the intent is replaced by one from the same start through its target
+// (Via) to to, which brings every path either apply touched to its state at
+// to, and is finished at once. A path the system refuses to replace is no
+// obstacle when it already has its state at to (an undo straight back past
+// the apply that failed on it). It returns err when there is nothing to
+// redirect.
+func redirect(j *journal.Journal, root *os.Root, to tasks.ID, opts TransitionOptions, err error) (TransitionResult, error) {
+	in, ierr := j.Intent()
+	if ierr != nil || in == nil || in.To == to {
+		return TransitionResult{}, err
+	}
+	next := journal.Intent{From: in.From, Via: append(append([]tasks.ID(nil), in.Via...), in.To), To: to, Started: opts.now(),
+		Reason: fmt.Sprintf("%s, in place of the unfinished %s", reasonOf(opts.Reason), reasonOf(in.Reason))}
+	if uerr := j.Update(func(tx *journal.Tx) error { return tx.PutIntent(next) }); uerr != nil {
+		return TransitionResult{}, errors.Join(err, fmt.Errorf("%s: write intent: %w", reasonOf(opts.Reason), uerr))
+	}
+	tree, terr := j.Tree()
+	if terr != nil {
+		return TransitionResult{}, fmt.Errorf("transition: %w", terr)
+	}
+	plan, perr := intentPlan(tree, j, next)
+	if perr != nil {
+		return TransitionResult{}, perr
+	}
+	res := TransitionResult{From: in.From, To: to, Plan: plan}
+	ferr := finishPlan(j, root, tree, plan, next, true, opts.Progress)
+	if ferr != nil && !errors.Is(ferr, ErrUnsupported) {
+		return res, fmt.Errorf("%s could not take the place of the unfinished %s either: %w", reasonOf(opts.Reason), reasonOf(in.Reason), ferr)
+	}
+	res.Written = len(plan.Changes())
+	return res, ferr
+}
+
+func reasonOf(s string) string {
+	if s == "" {
+		return "apply"
+	}
+	return s
 }
 
 // finishPlan applies the plan, updates the stat cache and records the end:

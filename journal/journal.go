@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -26,6 +27,8 @@ var (
 	ErrBusy = errors.New("journal is in use by another process")
 	// ErrNotFound: no such record.
 	ErrNotFound = errors.New("not found")
+	// ErrDeleted: the journal's directory was deleted while it was open.
+	ErrDeleted = errors.New("the journal's directory was deleted while it was open")
 )
 
 // Journal is the open database of one root.
@@ -239,17 +242,43 @@ func (j *Journal) checkMeta() error {
 func (j *Journal) Close() error {
 	j.closeOnce.Do(func() {
 		j.closed.Store(true)
-		defer restrictFiles(j.dir)
-		defer func() {
-			if r := recover(); r != nil {
-				j.closeErr = fmt.Errorf("close journal %s: %w: badger panicked: %v", j.dir, ErrCorrupt, r)
+		done := make(chan error, 1)
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					done <- fmt.Errorf("close journal %s: %w: badger panicked: %v", j.dir, ErrCorrupt, r)
+				}
+			}()
+			var err error
+			if cerr := j.db.Close(); cerr != nil {
+				err = fmt.Errorf("close journal %s: %w", j.dir, writeError(cerr))
 			}
+			done <- err
 		}()
-		if err := j.db.Close(); err != nil {
-			j.closeErr = fmt.Errorf("close journal %s: %w", j.dir, writeError(err))
-		}
+		j.closeErr = j.waitClose(done)
+		restrictFiles(j.dir)
 	})
 	return j.closeErr
+}
+
+// waitClose waits for badger's close to end. Badger retries a memtable
+// flush that fails forever, so the close of a journal whose directory was
+// deleted would never end: the directory is looked at every second, and
+// its absence ends the wait with ErrDeleted (badger's goroutines end with
+// the process).
+func (j *Journal) waitClose(done <-chan error) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			if _, err := os.Stat(filepath.Join(j.dir, "MANIFEST")); errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("close journal %s: %w", j.dir, ErrDeleted)
+			}
+		}
+	}
 }
 
 // Dir is the directory the database lives in.

@@ -142,6 +142,12 @@ type Intent struct {
 	// cancelled instead of finished. It is cleared, durably, before the
 	// apply's first change to the tree.
 	Staging bool `json:"staging,omitempty"`
+	// Via lists the targets of earlier applies this one took the place of
+	// before they could finish (an undo past a session whose end could
+	// not be applied): each path of the tree may still be at From or at
+	// any of them, so the apply covers the paths of every step
+	// From→Via[0]→…→To, each brought to its state at To.
+	Via []tasks.ID `json:"via,omitempty"`
 }
 
 // StatEntry is one path in the copy-mode stat cache (the last known tree): the

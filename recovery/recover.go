@@ -148,8 +148,7 @@ func finishDeadSession(t Target, s journal.Session) (journal.Session, string, er
 		}
 		note = fmt.Sprintf("session %d (pid %d) had died; a scan recorded %d changed path(s) as task %d", s.ID, s.Pid, n, last)
 	}
-	s.State = journal.SessionInterrupted
-	s.EndedAt = t.now()
+	s.State, s.EndedAt = journal.SessionInterrupted, t.now()
 	if err := j.Update(func(tx *journal.Tx) error { return tx.PutSession(s) }); err != nil {
 		return s, "", err
 	}

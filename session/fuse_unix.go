@@ -50,11 +50,12 @@ func startFuse(a *Active, id uint64, task tasks.ID) (recorder, error) {
 	}
 	restore := guardSession()
 	staging := filepath.Join(a.W.StateDir, "sessions", strconv.FormatUint(id, 10), "staging")
-	o, err := fs.Mount(fs.Options{RootPath: a.W.Root, Journal: a.W.Journal, StagingDir: staging, Task: task})
+	o, err := fs.Mount(fs.Options{RootPath: a.W.Root, Journal: a.W.Journal, StagingDir: staging, Task: task, Logf: a.log.Printf})
 	if err != nil {
 		restore()
 		return nil, fmt.Errorf("%w: start the overlay on %s: %v", ErrNoOverlay, a.W.Root, err)
 	}
+	a.log.count()
 	return &fuseRecorder{o: o, dev: deviceOf(a.W.Root), restore: restore}, nil
 }
 

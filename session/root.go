@@ -2,12 +2,14 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/timeagent-dev/timeagent/recovery"
 )
@@ -31,10 +33,16 @@ func FindRoot(dir, explicit string) (string, error) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
+		if err := CheckStopped(p); err != nil {
+			return "", err
+		}
 		if err := recovery.DetachDead(p); err != nil {
 			return "", err
 		}
 		return canonicalDir(p)
+	}
+	if err := CheckStopped(dir); err != nil {
+		return "", err
 	}
 	if err := recovery.DetachDead(dir); err != nil {
 		return "", err
@@ -81,11 +89,16 @@ func nearestHistory(cwd string) string {
 // gitToplevel returns the canonical top directory of the git working tree
 // holding dir (ErrNoRoot when there is none).
 func gitToplevel(dir string) (string, error) {
-	cmd := exec.Command("git", "rev-parse", "--show-toplevel")
+	ctx, cancel := context.WithTimeout(context.Background(), gitWait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel")
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("find root of %s: git rev-parse did not answer within %v: a file system on the way does not answer (a stopped or hung timeagent session? see `ps`); pass --root DIR to skip git", dir, gitWait)
+		}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			return "", fmt.Errorf("%w: %s", ErrNoRoot, dir)
@@ -98,6 +111,10 @@ func gitToplevel(dir string) (string, error) {
 	}
 	return canonicalDir(filepath.FromSlash(top))
 }
+
+// gitWait bounds the git command that finds the root: it only walks up from
+// the directory, so a longer wait means a file system that does not answer.
+const gitWait = 30 * time.Second
 
 func canonicalDir(p string) (string, error) {
 	abs, err := filepath.Abs(p)

@@ -70,6 +70,11 @@ type Result struct {
 	Changes []journal.Change
 	// Skipped lists paths a scan could not record (sockets, devices).
 	Skipped []string
+	// Log is the session log (LogPath); LogErrors counts the errors the
+	// overlay wrote to it during this session, LogFirst is the first.
+	Log       string
+	LogErrors int
+	LogFirst  string
 }
 
 // Active is a session in progress: what the control-socket handler works on.
@@ -79,6 +84,7 @@ type Active struct {
 	Mode    string
 	Control string
 	opts    RunOptions
+	log     *sessionLog
 
 	mu   sync.Mutex
 	task tasks.ID
@@ -195,7 +201,8 @@ func Run(w *Workspace, opts RunOptions) (Result, error) {
 	if err := checkSpace(w.StateDir); err != nil {
 		return Result{}, err
 	}
-	a := &Active{W: w, Mode: ModeCopy, opts: opts, Control: ControlAddr(w.StateDir)}
+	a := &Active{W: w, Mode: ModeCopy, opts: opts, Control: ControlAddr(w.StateDir), log: openLog(w.StateDir)}
+	defer a.log.close()
 	mode, err := chooseMode(opts.Mode, w, opts.Notice)
 	if err != nil {
 		return Result{}, err
@@ -205,13 +212,23 @@ func Run(w *Workspace, opts RunOptions) (Result, error) {
 	}
 	a.Mode = mode
 	if err := a.begin(); err != nil {
+		a.log.note("session could not start: %v", err)
 		return Result{}, err
 	}
+	a.log.prefix = fmt.Sprintf("session %d: ", a.Session.ID)
+	a.log.note("started in %s mode: %q", a.Mode, opts.Argv)
 	code, runErr := a.runChild()
 	res, err := a.end(code)
 	if runErr != nil {
-		return res, runErr
+		err = runErr
 	}
+	if err != nil {
+		a.log.note("ended in error (exit %d): %v", code, err)
+	} else {
+		a.log.note("ended (exit %d)", code)
+	}
+	res.Log = a.log.path
+	res.LogErrors, res.LogFirst = a.log.problems()
 	return res, err
 }
 

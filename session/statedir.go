@@ -162,6 +162,15 @@ func checkStateDir(p string, fi fs.FileInfo) error {
 	return nil
 }
 
+// stateDirPath is StateDir's answer without creating or checking anything.
+func stateDirPath(root string) (string, error) {
+	base, err := BaseStateDir()
+	if err != nil {
+		return "", err
+	}
+	return stateDirIn(base, root), nil
+}
+
 // InsideRoot reports whether path p lies inside root (or is root).
 func InsideRoot(root, p string) bool {
 	rel, err := filepath.Rel(root, p)
@@ -196,4 +205,19 @@ func writeFileAtomic(name string, b []byte, perm os.FileMode) error {
 		return err
 	}
 	return nil
+}
+
+// ErrStateDirDeleted means the state directory was deleted while a session
+// had it open: its history is lost.
+var ErrStateDirDeleted = errors.New("was deleted while the session ran")
+
+// CheckStateDir returns an error wrapping ErrStateDirDeleted when the
+// journal of w's state dir is gone.
+func (w *Workspace) CheckStateDir() error {
+	_, err := os.Stat(filepath.Join(journalDir(w.StateDir), "MANIFEST"))
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return fmt.Errorf("the state directory %s %w: the history of %s is lost (its files stay as the session left them); the next timeagent command starts a new history",
+		w.StateDir, ErrStateDirDeleted, w.Root)
 }

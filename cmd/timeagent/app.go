@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -193,15 +194,19 @@ func (a *app) setup() error {
 		if !filepath.IsAbs(d) {
 			d = filepath.Join(wd, d)
 		}
-		st, err := os.Stat(d)
-		if err != nil && a.detachDead(d) {
-			st, err = os.Stat(d)
-		}
-		if err != nil {
-			return &usageError{fmt.Errorf("-C %s: %w", a.dir, err)}
-		}
-		if !st.IsDir() {
-			return &usageError{fmt.Errorf("-C %s: not a directory", a.dir)}
+		// In the overlay of a stopped session a stat would wait until it
+		// resumes: locate reports it instead.
+		if session.CheckStopped(d) == nil {
+			st, err := os.Stat(d)
+			if err != nil && a.detachDead(d) {
+				st, err = os.Stat(d)
+			}
+			if err != nil {
+				return &usageError{fmt.Errorf("-C %s: %w", a.dir, err)}
+			}
+			if !st.IsDir() {
+				return &usageError{fmt.Errorf("-C %s: not a directory", a.dir)}
+			}
 		}
 		wd = d
 	}
@@ -270,7 +275,13 @@ func (a *app) withWorkspace(command string, fn func(ws *session.Workspace) error
 	// apply fails on the damage it is there to find.
 	if command != "verify" {
 		if err := a.recover(ws, false); err != nil {
-			return err
+			var ua *unfinishedApply
+			if !errors.As(err, &ua) || !canPassUnfinished(command) {
+				return err
+			}
+			// Reading the history needs nothing from the tree, and a
+			// move takes the place of the apply (cow.Transition).
+			fmt.Fprintf(a.io.err, "timeagent: %s\n", message(err))
 		}
 	}
 	return fn(ws)
@@ -295,10 +306,30 @@ func (a *app) orphaned(command string) error {
 		id, a.rootDir, session.EnvSession)
 }
 
+// unfinishedApply is an apply recovery could not finish (a file the system
+// refuses to replace, a full disk): its intent stays for the next command.
+type unfinishedApply struct{ err error }
+
+func (e *unfinishedApply) Error() string { return e.err.Error() }
+func (e *unfinishedApply) Unwrap() error { return e.err }
+
+// canPassUnfinished reports whether command works while an apply cannot
+// finish: the read-only commands, and the moves, which go elsewhere instead.
+func canPassUnfinished(command string) bool {
+	switch command {
+	case "status", "log", "diff", "diff-file", "actions", "undo", "redo", "switch", "apply":
+		return true
+	}
+	return false
+}
+
 // recover finishes what a crash left behind, telling the user what it did.
 func (a *app) recover(ws *session.Workspace, quiet bool) error {
 	rep, err := recovery.Recover(a.recoveryTarget(ws))
 	if err != nil {
+		if in, ierr := ws.Journal.Intent(); ierr == nil && in != nil {
+			return &unfinishedApply{err}
+		}
 		return err
 	}
 	if !quiet && !a.json {
@@ -316,13 +347,20 @@ func (a *app) recoveryTarget(ws *session.Workspace) recovery.Target {
 
 // forward sends this command line to the running session.
 func (a *app) forward(h session.Holder) error {
+	if err := session.HolderStopped(a.rootDir, &h); err != nil {
+		return err
+	}
 	if h.Control == "" && h.Session != 0 {
 		return fmt.Errorf("a session is running on %s (timeagent pid %d) without a control channel (it could not start one): run the command again when the session has ended", a.rootDir, h.Pid)
 	}
 	if h.Control == "" {
 		return fmt.Errorf("a session is running on %s (timeagent pid %d) but has no control socket yet: try again", a.rootDir, h.Pid)
 	}
-	resp, err := session.Call(h.Control, session.Request{Argv: a.argv, Cwd: a.cwd}, 0)
+	resp, err := a.call(h)
+	var se *session.StoppedError
+	if errors.As(err, &se) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("reach the session running on %s (timeagent pid %d): %w", a.rootDir, h.Pid, err)
 	}
@@ -332,6 +370,33 @@ func (a *app) forward(h session.Holder) error {
 		return &exitError{resp.Code}
 	}
 	return nil
+}
+
+// call sends this command line to the session h and waits for its answer,
+// or until the session is found stopped (Ctrl-Z): then it would answer
+// nothing until resumed.
+func (a *app) call(h session.Holder) (session.Response, error) {
+	type answer struct {
+		resp session.Response
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := session.Call(h.Control, session.Request{Argv: a.argv, Cwd: a.cwd}, 0)
+		done <- answer{resp, err}
+	}()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case ans := <-done:
+			return ans.resp, ans.err
+		case <-tick.C:
+			if err := session.HolderStopped(a.rootDir, &h); err != nil {
+				return session.Response{}, err
+			}
+		}
+	}
 }
 
 // interactive reports whether prompts can be answered: stdin and stderr are

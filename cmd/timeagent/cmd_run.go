@@ -82,6 +82,9 @@ func (a *app) runRun(o runOptions, argv []string) error {
 	ws, err := session.Open(a.rootDir, a.state, "run")
 	var re *session.RunningError
 	if errors.As(err, &re) {
+		if err := session.HolderStopped(a.rootDir, &re.Holder); err != nil {
+			return err
+		}
 		return fmt.Errorf("a session is already running on %s (timeagent pid %d, session %d): wait for it to end; one session per root at a time",
 			a.rootDir, re.Holder.Pid, re.Holder.Session)
 	}
@@ -111,11 +114,23 @@ func (a *app) runRun(o runOptions, argv []string) error {
 		Prepare:  ext.prepare,
 		Finish:   ext.finish,
 	})
+	if derr := ws.CheckStateDir(); derr != nil {
+		return derr
+	}
 	if errors.Is(err, session.ErrStart) {
 		fmt.Fprintf(a.io.err, "timeagent: failed to start %q: %v\n", argv[0], err)
 		return &exitError{127}
 	}
+	if res.LogErrors > 0 {
+		fmt.Fprintf(a.io.err, "timeagent: the overlay logged %d problem(s) (the cause of any I/O error the agent saw); the first: %s; all are in %s\n",
+			res.LogErrors, res.LogFirst, res.Log)
+	} else if err != nil && res.Log != "" {
+		fmt.Fprintf(a.io.err, "timeagent: the session log is %s\n", res.Log)
+	}
 	if err != nil {
+		if in, ierr := ws.Journal.Intent(); ierr == nil && in != nil {
+			return &unfinishedApply{err} // the session's end could not be applied
+		}
 		return err
 	}
 	a.printSessionSummary(res)

@@ -21,6 +21,7 @@ const (
 	stateCompleted   = "completed"
 	stateInterrupted = "interrupted"
 	stateInvalid     = "invalid"
+	stateStopped     = "stopped"
 )
 
 type sessionJSON struct {
@@ -45,6 +46,7 @@ type statusJSON struct {
 	AppliedTask   uint64                    `json:"appliedTask"`
 	Actions       map[string]map[string]int `json:"actions"`
 	Worktree      bool                      `json:"linkedWorktree,omitempty"`
+	Log           string                    `json:"-"` // the session log, named by the text status
 	Next          string                    `json:"next,omitempty"`
 	Error         string                    `json:"error,omitempty"`
 }
@@ -69,6 +71,19 @@ func (a *app) runStatus() error {
 		st, err = a.status(ws)
 		return err
 	})
+	var se *session.StoppedError
+	if errors.As(err, &se) {
+		// The session holds the journal: say what the lock file tells.
+		st = stoppedStatus(se)
+		if a.json {
+			return writeJSON(a.io.out, st)
+		}
+		w := a.io.out
+		fmt.Fprintf(w, "root:         %s\n", st.Root)
+		fmt.Fprintf(w, "session:      %d, stopped (timeagent pid %d)\n", se.Session, se.Pid)
+		fmt.Fprintf(w, "next:         %s\n", st.Next)
+		return nil
+	}
 	var ee *exitError
 	if errors.As(err, &ee) || (err == nil && !local) {
 		return err // forwarded: already printed
@@ -89,6 +104,14 @@ func (a *app) runStatus() error {
 	}
 	a.printStatus(st)
 	return nil
+}
+
+// stoppedStatus is the status of a root whose session is stopped (Ctrl-Z):
+// its journal cannot be read until the session resumes.
+func stoppedStatus(se *session.StoppedError) statusJSON {
+	return statusJSON{SchemaVersion: schemaVersion, State: stateStopped, Root: se.Root,
+		Session: &sessionJSON{ID: se.Session, Pid: se.Pid, Argv: []string{}, Tasks: []uint64{}}, Actions: actions.Counts(nil),
+		Next: fmt.Sprintf("the session is stopped (Ctrl-Z?): resume it with `fg` in its terminal or `kill -CONT %d`", se.Pid)}
 }
 
 func isJournalInvalid(err error) bool {
@@ -115,6 +138,9 @@ func (a *app) status(ws *session.Workspace) (statusJSON, error) {
 	}
 	if a.active != nil && a.active.Session.ID == s.ID {
 		s = a.active.Session
+	}
+	if st, err := os.Stat(session.LogPath(ws.StateDir)); err == nil && st.Size() > 0 {
+		out.Log = session.LogPath(ws.StateDir)
 	}
 	out.Session = toSessionJSON(s)
 	out.Mode = s.Mode
@@ -186,6 +212,9 @@ func (a *app) printStatus(st statusJSON) {
 	}
 	if st.Worktree {
 		fmt.Fprintln(w, "note:         linked git worktree: objects and refs written to the shared git directory are not reverted")
+	}
+	if st.Log != "" {
+		fmt.Fprintf(w, "log:          %s\n", st.Log)
 	}
 	if st.Next != "" {
 		fmt.Fprintf(w, "next:         %s\n", st.Next)

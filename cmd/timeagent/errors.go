@@ -16,6 +16,17 @@ import (
 // where there is one, the fix. This is the one place errors become words.
 func message(err error) string {
 	s := err.Error()
+	var ua *unfinishedApply
+	if errors.As(err, &ua) {
+		fix := "fix that"
+		switch {
+		case errors.Is(err, syscall.ENOSPC):
+			fix = "free some disk space"
+		case errors.Is(err, fs.ErrPermission):
+			fix = "make the file replaceable (immutable or append-only: see lsattr, then chattr -i or -a)"
+		}
+		return "an apply could not finish: " + s + ": " + fix + " and run `timeagent recover`, or go back past it with `timeagent undo --session`; status, log and diff still work"
+	}
 	switch {
 	case errors.Is(err, session.ErrNoRoot):
 		return s + ": run timeagent inside a git repository, or pass --root DIR to protect a plain directory"
