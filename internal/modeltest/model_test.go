@@ -299,6 +299,7 @@ type history struct {
 	marks string
 	m     *model
 	n     int // content counter
+	kills int // killed sessions, for their marker files
 }
 
 func (h *history) fresh(who string) string {
@@ -505,7 +506,8 @@ func (h *history) session(mode string, isolate, kill bool) {
 	}
 	mark := ""
 	if kill {
-		mark = filepath.Join(h.marks, fmt.Sprintf("mark%d", h.n))
+		h.kills++
+		mark = filepath.Join(h.marks, fmt.Sprintf("mark%d", h.kills))
 	}
 	args = append(args, "-m", "agent", "--", "sh", "-c", h.script(ops, mark))
 	if !kill {
