@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -135,6 +136,16 @@ func finishDeadSession(t Target, s journal.Session) (journal.Session, string, er
 	case s.Mode == "fuse":
 		n, outside, err := finishDeadFuse(t, s, last)
 		if err != nil {
+			if in, ierr := j.Intent(); ierr == nil && in != nil {
+				// The work is in an intent now: any later command finishes
+				// it, or a move takes its place (an apply that cannot
+				// finish: a file the system refuses to replace). The
+				// session is not recovered again.
+				s.State, s.EndedAt = journal.SessionInterrupted, t.now()
+				if uerr := j.Update(func(tx *journal.Tx) error { return tx.PutSession(s) }); uerr != nil {
+					return s, "", errors.Join(err, uerr)
+				}
+			}
 			return s, "", err
 		}
 		note = fmt.Sprintf("session %d (pid %d) had died; its overlay work (%d path(s)) was applied to the tree and kept as task %d", s.ID, s.Pid, n, last)

@@ -194,6 +194,8 @@ func TestSessionLog(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.write("a.txt", "a\n", 0o644)
+	// The process must outlive the end's wait for processes in the root.
+	e.extra = append(e.extra, "TIMEAGENT_END_WAIT=0.2")
 	r := e.taWithin(120*time.Second, e.root, "run", "--mode", "fuse", "--", "sh", "-c", `echo b > a.txt; (sleep 3 </dev/null >/dev/null 2>&1 &)`)
 	t.Logf("run:\n%s", r)
 	t.Cleanup(func() { time.Sleep(3 * time.Second) }) // the sleep leaves the detached mount
