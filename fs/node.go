@@ -412,6 +412,12 @@ func (n *node) Link(ctx context.Context, target fusefs.InodeEmbedder, name strin
 	o := n.o
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	defer o.readyContent(func() []contentNeed {
+		if _, err := o.resolve(p); err == nil {
+			return nil // EEXIST
+		}
+		return o.needsOf(src, true, false)
+	})()
 	ob, err := o.resolve(src)
 	if err != nil {
 		return nil, toErrno(err)
@@ -501,6 +507,9 @@ func (n *node) removeChild(name string, dir bool) syscall.Errno {
 	o := n.o
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if !dir {
+		defer o.readyContent(func() []contentNeed { return o.needsOf(p, false, false) })()
+	}
 	ob, err := o.resolve(p)
 	if err != nil {
 		return toErrno(err)

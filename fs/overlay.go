@@ -55,7 +55,9 @@ type Overlay struct {
 	// old task or wholly in the new one. Lock order: wmu, then mu.
 	wmu sync.RWMutex
 
-	// mu guards everything below and serialises namespace changes.
+	// mu guards everything below and serialises namespace changes. No
+	// content I/O of a whole file runs under it (content.go); the lock
+	// order is in doc.go.
 	mu            sync.Mutex
 	task          tasks.ID
 	layerMayExist bool                         // the task may have records from before this session
@@ -70,6 +72,8 @@ type Overlay struct {
 	nextIno       uint64
 	lowerBlobs    map[string]journal.BlobRef // content of lower files already hashed
 	writers       map[*node]int              // file nodes with open write handles
+	busy          map[string]chan struct{}   // paths whose content is read outside o.mu, closed when done (content.go)
+	staged        map[string]stagedCopy      // lower files copied outside o.mu, for copyUp (content.go)
 	unmounted     bool
 	passthrough   bool         // the kernel passes opened upper files through (passthrough.go)
 	writes        atomic.Int64 // WRITE requests served (passthrough writes never come)
@@ -134,6 +138,8 @@ func mount(opts Options, st store) (*Overlay, error) {
 		nextIno:     1 << 63,
 		lowerBlobs:  map[string]journal.BlobRef{},
 		writers:     map[*node]int{},
+		busy:        map[string]chan struct{}{},
+		staged:      map[string]stagedCopy{},
 		hashed:      map[uint64]*hashEntry{},
 	}
 	if o.logf == nil {
