@@ -98,6 +98,9 @@ func (n *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint3
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if isWrite(flags) {
+		if errno := o.refuseOpen(p, flags); errno != 0 {
+			return nil, 0, errno
+		}
 		defer o.readyContent(func() []contentNeed { return o.needsOf(p, true, false) })()
 	}
 	ob, err := n.resolveSelf(p)
@@ -468,6 +471,9 @@ func (n *node) Setattr(ctx context.Context, fh fusefs.FileHandle, in *fuse.SetAt
 	o := n.o
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if errno := o.refuseSetattr(p, in); errno != 0 {
+		return errno
+	}
 	defer o.readyContent(func() []contentNeed { return o.needsOf(p, true, false) })()
 	if _, err := n.resolveSelf(p); err != nil {
 		if n.anyFile() != nil {

@@ -79,6 +79,20 @@ func (o *Overlay) checkRename(p, q string, flags uint32) (src, dst object, exist
 	if strings.HasPrefix(q, p+"/") {
 		return src, dst, exists, syscall.EINVAL
 	}
+	// Immutable and append-only objects and directories (flags.go).
+	errno = o.refuseChange(p)
+	if errno == 0 {
+		errno = o.refuseEntries(parentOf(p), false)
+	}
+	if errno == 0 {
+		errno = o.refuseEntries(parentOf(q), !exists)
+	}
+	if errno == 0 && exists {
+		errno = o.refuseChange(q)
+	}
+	if errno != 0 {
+		return src, dst, exists, errno
+	}
 	if flags&renameExchange != 0 {
 		if !exists {
 			return src, dst, exists, syscall.ENOENT
