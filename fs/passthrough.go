@@ -3,7 +3,6 @@
 package fs
 
 import (
-	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
 	"github.com/timeagent-dev/timeagent/journal"
@@ -170,10 +169,4 @@ func underAny(p string, set map[string]bool) bool {
 		}
 	}
 	return false
-}
-
-// passthroughNegotiated reports whether the kernel offered passthrough at
-// INIT (go-fuse asks for it by default).
-func passthroughNegotiated(k *fuse.InitIn) bool {
-	return k.Flags64()&fuse.CAP_PASSTHROUGH != 0
 }

@@ -18,6 +18,3 @@ func Isolated() bool { return false }
 func ReexecIsolated([]string, io.Reader, io.Writer, io.Writer) (int, error) {
 	return 2, errors.New("--isolate needs Linux mount namespaces")
 }
-
-// detachOtherOverlays: no private namespaces here, nothing to detach.
-func detachOtherOverlays() error { return nil }
