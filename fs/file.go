@@ -388,11 +388,12 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 		}
 		o.mu.Unlock()
 	}
-	if h.lower != nil {
-		h.lower.Close()
-	}
 	n.fmu.Lock()
 	defer n.fmu.Unlock()
+	if h.lower != nil { // set by pin under n.fmu
+		h.lower.Close()
+		h.lower = nil
+	}
 	for i, x := range n.handles {
 		if x == h {
 			n.handles = append(n.handles[:i], n.handles[i+1:]...)

@@ -75,7 +75,7 @@ type Overlay struct {
 	busy          map[string]chan struct{}   // paths whose content is read outside o.mu, closed when done (content.go)
 	staged        map[string]stagedCopy      // lower files copied outside o.mu, for copyUp (content.go)
 	unmounted     bool
-	passthrough   bool         // the kernel passes opened upper files through (passthrough.go)
+	passthrough   atomic.Bool  // the kernel passes opened upper files through (passthrough.go); set once serving
 	writes        atomic.Int64 // WRITE requests served (passthrough writes never come)
 
 	hmu    sync.Mutex
@@ -192,7 +192,7 @@ func mount(opts Options, st store) (*Overlay, error) {
 		return nil, fmt.Errorf("mount %s: %w", o.path, err)
 	}
 	o.conn = c
-	o.passthrough = c.passthrough()
+	o.passthrough.Store(c.passthrough())
 	var mst unix.Stat_t
 	if err := unix.Stat(o.path, &mst); err == nil {
 		o.dev = uint64(mst.Dev)

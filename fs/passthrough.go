@@ -60,7 +60,7 @@ func (h passHandle) PassthroughFd() (int, bool) {
 // passThrough decides whether a new open of the upper node n is passed
 // through. Must hold o.mu.
 func (o *Overlay) passThrough(n *node, write bool) bool {
-	if !o.passthrough {
+	if !o.passthrough.Load() {
 		return false
 	}
 	n.fmu.Lock()
