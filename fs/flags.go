@@ -30,7 +30,14 @@ func (o *Overlay) lowerFlags(p string) (immutable, appendOnly bool) {
 			return false, false // not a copy of the lower object
 		}
 	}
-	return o.lower.inodeFlags(p, &st)
+	// The lower tree does not change during a session: read once per path.
+	f, ok := o.lowerFlagsOf[p]
+	if !ok {
+		imm, app := o.lower.inodeFlags(p, &st)
+		f = [2]bool{imm, app}
+		o.lowerFlagsOf[p] = f
+	}
+	return f[0], f[1]
 }
 
 // refuseChange answers EPERM when the object at p cannot be changed,

@@ -74,6 +74,7 @@ type Overlay struct {
 	writers       map[*node]int              // file nodes with open write handles
 	busy          map[string]chan struct{}   // paths whose content is read outside o.mu, closed when done (content.go)
 	staged        map[string]stagedCopy      // lower files copied outside o.mu, for copyUp (content.go)
+	lowerFlagsOf  map[string][2]bool         // immutable, append-only of lower objects (flags.go)
 	unmounted     bool
 	passthrough   atomic.Bool  // the kernel passes opened upper files through (passthrough.go); set once serving
 	writes        atomic.Int64 // WRITE requests served (passthrough writes never come)
@@ -122,25 +123,26 @@ func mount(opts Options, st store) (*Overlay, error) {
 		return nil, fmt.Errorf("mount %s: root and staging dir must be absolute", opts.RootPath)
 	}
 	o := &Overlay{
-		path:        filepath.Clean(opts.RootPath),
-		store:       st,
-		upper:       filepath.Join(opts.StagingDir, "upper"),
-		tmp:         filepath.Join(opts.StagingDir, "tmp"),
-		logf:        opts.Logf,
-		task:        opts.Task,
-		before:      map[string]journal.NodeState{},
-		written:     map[string]bool{},
-		pending:     map[string]bool{},
-		whiteout:    map[string]bool{},
-		upperAbsent: map[string]bool{},
-		opaque:      map[string]bool{},
-		inos:        map[string]uint64{},
-		nextIno:     1 << 63,
-		lowerBlobs:  map[string]journal.BlobRef{},
-		writers:     map[*node]int{},
-		busy:        map[string]chan struct{}{},
-		staged:      map[string]stagedCopy{},
-		hashed:      map[uint64]*hashEntry{},
+		path:         filepath.Clean(opts.RootPath),
+		store:        st,
+		upper:        filepath.Join(opts.StagingDir, "upper"),
+		tmp:          filepath.Join(opts.StagingDir, "tmp"),
+		logf:         opts.Logf,
+		task:         opts.Task,
+		before:       map[string]journal.NodeState{},
+		written:      map[string]bool{},
+		pending:      map[string]bool{},
+		whiteout:     map[string]bool{},
+		upperAbsent:  map[string]bool{},
+		opaque:       map[string]bool{},
+		inos:         map[string]uint64{},
+		nextIno:      1 << 63,
+		lowerBlobs:   map[string]journal.BlobRef{},
+		writers:      map[*node]int{},
+		busy:         map[string]chan struct{}{},
+		staged:       map[string]stagedCopy{},
+		lowerFlagsOf: map[string][2]bool{},
+		hashed:       map[uint64]*hashEntry{},
 	}
 	if o.logf == nil {
 		o.logf = func(string, ...any) {}
