@@ -4,8 +4,10 @@ package fs
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 )
@@ -67,5 +69,77 @@ func BenchmarkWorkloads(b *testing.B) {
 				b.ReportMetric(float64(n.Microseconds())/1000, "native-ms")
 			}
 		})
+	}
+}
+
+// BenchmarkCopyUpStall measures how long reads of unrelated files take
+// while a 1 GiB lower file is copied up (its first open for writing):
+// "read-max-ms" and "read-p99-ms" against "copyup-ms", the copy-up's own
+// time. Run it with -benchtime 1x (make bench does).
+func BenchmarkCopyUpStall(b *testing.B) {
+	const bigSize = 1 << 30
+	for i := 0; i < b.N; i++ {
+		o, cleanup := setupOverlay(b, func(root string) {
+			for k := 0; k < 2000; k++ {
+				writeFile(b, filepath.Join(root, fmt.Sprintf("other/d%02d/f%04d.txt", k%20, k)), []byte("unrelated\n"), 0o644)
+			}
+			f, err := os.Create(filepath.Join(root, "big.bin"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			chunk := make([]byte, 1<<20)
+			for off := 0; off < bigSize; off += len(chunk) {
+				for j := range chunk {
+					chunk[j] = byte(off>>20 + j)
+				}
+				if _, err := f.Write(chunk); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
+		})
+		copied := make(chan time.Duration, 1)
+		start := time.Now()
+		go func() {
+			f, err := os.OpenFile(filepath.Join(o.root, "big.bin"), os.O_WRONLY, 0)
+			if err == nil {
+				err = f.Close()
+			}
+			if err != nil {
+				b.Error(err)
+			}
+			copied <- time.Since(start)
+		}()
+		var lat []time.Duration
+		var copyup time.Duration
+		for k := 0; ; k++ {
+			select {
+			case copyup = <-copied:
+			default:
+			}
+			if copyup != 0 || k == 2000 {
+				break
+			}
+			t0 := time.Now()
+			if _, err := os.ReadFile(filepath.Join(o.root, fmt.Sprintf("other/d%02d/f%04d.txt", k%20, k))); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(t0))
+		}
+		if copyup == 0 {
+			copyup = <-copied
+		}
+		cleanup()
+		if len(lat) == 0 {
+			b.Fatal("no read ran during the copy-up")
+		}
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		b.ReportMetric(ms(lat[len(lat)-1]), "read-max-ms")
+		b.ReportMetric(ms(lat[len(lat)*99/100]), "read-p99-ms")
+		b.ReportMetric(float64(len(lat)), "reads")
+		b.ReportMetric(ms(copyup), "copyup-ms")
 	}
 }

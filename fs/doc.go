@@ -37,6 +37,24 @@
 // reading /dev/fuse. Directories are read without OPENDIR (dirread_linux.go),
 // so the kernel keeps their listings and asks again only after a change.
 //
+// Locks, in the order they are taken (never the other way round):
+//
+//  1. Overlay.wmu, read-locked by each content write, locked by Checkpoint
+//     and SetView;
+//  2. Overlay.mu, the namespace lock: every lookup, open and change holds
+//     it while it reads or changes the view's maps and the upper tree;
+//  3. node.fmu, a node's open files and handles;
+//  4. Overlay.hmu, the cache of upper files' blobs.
+//
+// Content I/O runs with none of them held (content.go): a lower file being
+// hashed or copied up is marked busy in Overlay.busy, under mu, and an
+// operation that needs the same path releases mu and waits for the mark to
+// go; the holder of a mark takes mu only to drop it, and never waits for
+// another mark. Written upper files are hashed before their record is
+// written under mu (prehash). The kernel's cache invalidations
+// (NotifyContent, NotifyEntry) are sent with no lock held: the kernel may
+// wait for a request that wants mu.
+//
 // The package owns the FUSE nodes and the upper layer. It must not know about
 // the CLI. go-fuse's own fs package is imported as fusefs everywhere.
 package fs

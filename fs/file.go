@@ -97,6 +97,12 @@ func (n *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint3
 	o := n.o
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if isWrite(flags) {
+		if errno := o.refuseOpen(p, flags); errno != 0 {
+			return nil, 0, errno
+		}
+		defer o.readyContent(func() []contentNeed { return o.needsOf(p, true, false) })()
+	}
 	ob, err := n.resolveSelf(p)
 	if err != nil {
 		return nil, 0, toErrno(err)
@@ -382,11 +388,12 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 		}
 		o.mu.Unlock()
 	}
-	if h.lower != nil {
-		h.lower.Close()
-	}
 	n.fmu.Lock()
 	defer n.fmu.Unlock()
+	if h.lower != nil { // set by pin under n.fmu
+		h.lower.Close()
+		h.lower = nil
+	}
 	for i, x := range n.handles {
 		if x == h {
 			n.handles = append(n.handles[:i], n.handles[i+1:]...)
@@ -465,6 +472,10 @@ func (n *node) Setattr(ctx context.Context, fh fusefs.FileHandle, in *fuse.SetAt
 	o := n.o
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if errno := o.refuseSetattr(p, in); errno != 0 {
+		return errno
+	}
+	defer o.readyContent(func() []contentNeed { return o.needsOf(p, true, false) })()
 	if _, err := n.resolveSelf(p); err != nil {
 		if n.anyFile() != nil {
 			return n.setattrOrphan(in, out)
@@ -539,8 +550,16 @@ func (n *node) applySetattr(p, up string, in *fuse.SetAttrIn) syscall.Errno {
 		if mok {
 			ts[1] = unix.NsecToTimespec(mt.UnixNano())
 		}
+		var was unix.Stat_t
+		known := unix.Lstat(up, &was) == nil && was.Mode&unix.S_IFMT == unix.S_IFREG
 		if err := unix.UtimesNanoAt(unix.AT_FDCWD, up, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return toErrno(err)
+		}
+		var now unix.Stat_t
+		if _, sized := in.GetSize(); known && !sized && unix.Lstat(up, &now) == nil && now.Ino == was.Ino {
+			// New times, same content: its blob stays known, and the
+			// record needs no second read of the file under o.mu.
+			n.o.retime(uint64(now.Ino), statMtimeNs(&was), statMtimeNs(&now))
 		}
 	}
 	return 0

@@ -322,3 +322,9 @@ func pollHack(path string) {
 	unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLPRI | unix.POLLOUT}}, 0)
 	unix.Close(fd)
 }
+
+// passthroughNegotiated reports whether the kernel offered passthrough at
+// INIT (go-fuse asks for it by default).
+func passthroughNegotiated(k *fuse.InitIn) bool {
+	return k.Flags64()&fuse.CAP_PASSTHROUGH != 0
+}

@@ -313,6 +313,9 @@ func (o *Overlay) prepareCreate(p string) syscall.Errno {
 	if _, err := o.resolve(p); err == nil {
 		return syscall.EEXIST
 	}
+	if errno := o.refuseEntries(parentOf(p), true); errno != 0 {
+		return errno
+	}
 	if err := o.touch(p); err != nil {
 		o.logf("%v", err)
 		return syscall.EIO
@@ -412,6 +415,15 @@ func (n *node) Link(ctx context.Context, target fusefs.InodeEmbedder, name strin
 	o := n.o
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if errno := o.refuseChange(src); errno != 0 {
+		return nil, errno
+	}
+	defer o.readyContent(func() []contentNeed {
+		if _, err := o.resolve(p); err == nil {
+			return nil // EEXIST
+		}
+		return o.needsOf(src, true, false)
+	})()
 	ob, err := o.resolve(src)
 	if err != nil {
 		return nil, toErrno(err)
@@ -501,6 +513,15 @@ func (n *node) removeChild(name string, dir bool) syscall.Errno {
 	o := n.o
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if errno := o.refuseChange(p); errno != 0 {
+		return errno
+	}
+	if errno := o.refuseEntries(parentOf(p), false); errno != 0 {
+		return errno
+	}
+	if !dir {
+		defer o.readyContent(func() []contentNeed { return o.needsOf(p, false, false) })()
+	}
 	ob, err := o.resolve(p)
 	if err != nil {
 		return toErrno(err)

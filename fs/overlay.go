@@ -55,7 +55,9 @@ type Overlay struct {
 	// old task or wholly in the new one. Lock order: wmu, then mu.
 	wmu sync.RWMutex
 
-	// mu guards everything below and serialises namespace changes.
+	// mu guards everything below and serialises namespace changes. No
+	// content I/O of a whole file runs under it (content.go); the lock
+	// order is in doc.go.
 	mu            sync.Mutex
 	task          tasks.ID
 	layerMayExist bool                         // the task may have records from before this session
@@ -71,8 +73,11 @@ type Overlay struct {
 	lowerBlobs    map[string]journal.BlobRef // content of lower files already hashed
 	writers       map[*node]int              // file nodes with open write handles
 	undo          *viewUndo                  // the view change in progress (move.go)
+	busy          map[string]chan struct{}   // paths whose content is read outside o.mu, closed when done (content.go)
+	staged        map[string]stagedCopy      // lower files copied outside o.mu, for copyUp (content.go)
+	lowerFlagsOf  map[string][2]bool         // immutable, append-only of lower objects (flags.go)
 	unmounted     bool
-	passthrough   bool         // the kernel passes opened upper files through (passthrough.go)
+	passthrough   atomic.Bool  // the kernel passes opened upper files through (passthrough.go); set once serving
 	writes        atomic.Int64 // WRITE requests served (passthrough writes never come)
 
 	hmu    sync.Mutex
@@ -119,23 +124,26 @@ func mount(opts Options, st store) (*Overlay, error) {
 		return nil, fmt.Errorf("mount %s: root and staging dir must be absolute", opts.RootPath)
 	}
 	o := &Overlay{
-		path:        filepath.Clean(opts.RootPath),
-		store:       st,
-		upper:       filepath.Join(opts.StagingDir, "upper"),
-		tmp:         filepath.Join(opts.StagingDir, "tmp"),
-		logf:        opts.Logf,
-		task:        opts.Task,
-		before:      map[string]journal.NodeState{},
-		written:     map[string]bool{},
-		pending:     map[string]bool{},
-		whiteout:    map[string]bool{},
-		upperAbsent: map[string]bool{},
-		opaque:      map[string]bool{},
-		inos:        map[string]uint64{},
-		nextIno:     1 << 63,
-		lowerBlobs:  map[string]journal.BlobRef{},
-		writers:     map[*node]int{},
-		hashed:      map[uint64]*hashEntry{},
+		path:         filepath.Clean(opts.RootPath),
+		store:        st,
+		upper:        filepath.Join(opts.StagingDir, "upper"),
+		tmp:          filepath.Join(opts.StagingDir, "tmp"),
+		logf:         opts.Logf,
+		task:         opts.Task,
+		before:       map[string]journal.NodeState{},
+		written:      map[string]bool{},
+		pending:      map[string]bool{},
+		whiteout:     map[string]bool{},
+		upperAbsent:  map[string]bool{},
+		opaque:       map[string]bool{},
+		inos:         map[string]uint64{},
+		nextIno:      1 << 63,
+		lowerBlobs:   map[string]journal.BlobRef{},
+		writers:      map[*node]int{},
+		busy:         map[string]chan struct{}{},
+		staged:       map[string]stagedCopy{},
+		lowerFlagsOf: map[string][2]bool{},
+		hashed:       map[uint64]*hashEntry{},
 	}
 	if o.logf == nil {
 		o.logf = func(string, ...any) {}
@@ -187,7 +195,7 @@ func mount(opts Options, st store) (*Overlay, error) {
 		return nil, fmt.Errorf("mount %s: %w", o.path, err)
 	}
 	o.conn = c
-	o.passthrough = c.passthrough()
+	o.passthrough.Store(c.passthrough())
 	var mst unix.Stat_t
 	if err := unix.Stat(o.path, &mst); err == nil {
 		o.dev = uint64(mst.Dev)

@@ -3,7 +3,6 @@
 package fs
 
 import (
-	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
 	"github.com/timeagent-dev/timeagent/journal"
@@ -61,7 +60,7 @@ func (h passHandle) PassthroughFd() (int, bool) {
 // passThrough decides whether a new open of the upper node n is passed
 // through. Must hold o.mu.
 func (o *Overlay) passThrough(n *node, write bool) bool {
-	if !o.passthrough {
+	if !o.passthrough.Load() {
 		return false
 	}
 	n.fmu.Lock()
@@ -170,10 +169,4 @@ func underAny(p string, set map[string]bool) bool {
 		}
 	}
 	return false
-}
-
-// passthroughNegotiated reports whether the kernel offered passthrough at
-// INIT (go-fuse asks for it by default).
-func passthroughNegotiated(k *fuse.InitIn) bool {
-	return k.Flags64()&fuse.CAP_PASSTHROUGH != 0
 }

@@ -39,7 +39,7 @@ func TestPassthrough(t *testing.T) {
 	forEachTransport(t, func(t *testing.T) {
 		o, cleanup := setupOverlay(t, fillSample)
 		defer cleanup()
-		if !o.passthrough {
+		if !o.passthrough.Load() {
 			if os.Geteuid() == 0 && kernelAtLeast(6, 9) {
 				t.Fatal("passthrough not negotiated, as root on Linux 6.9 or later")
 			}
@@ -131,7 +131,7 @@ func TestNoPassthrough(t *testing.T) {
 	defer func() { noPassthrough = false }()
 	o, cleanup := setupOverlay(t, fillSample)
 	defer cleanup()
-	if o.passthrough {
+	if o.passthrough.Load() {
 		t.Fatal("passthrough used though the kernel declined it")
 	}
 	if n := writeChunked(t, o, "new.bin"); n < 64 {

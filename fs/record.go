@@ -165,6 +165,16 @@ func (o *Overlay) wrote(ino uint64) {
 	o.hmu.Unlock()
 }
 
+// retime keeps the cached blob of an upper file inode whose modification
+// time was set from mtime to now without a change of content (utimes).
+func (o *Overlay) retime(ino uint64, mtime, now int64) {
+	o.hmu.Lock()
+	if e := o.hashed[ino]; e != nil && e.valid && e.mtime == mtime {
+		e.mtime = now
+	}
+	o.hmu.Unlock()
+}
+
 // touch records p's state before its first change in the active task. Must
 // hold o.mu, and be called before p changes.
 func (o *Overlay) touch(p string) error {

@@ -42,50 +42,86 @@ func (n *node) Rename(ctx context.Context, name string, newParent fusefs.InodeEm
 	o := n.o
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	src, err := o.resolve(p)
-	if err != nil {
-		return toErrno(err)
-	}
-	dst, derr := o.resolve(q)
-	exists := derr == nil
-	if p == q {
-		return 0
-	}
-	if strings.HasPrefix(q, p+"/") {
-		return syscall.EINVAL
-	}
-	if flags&renameExchange != 0 {
-		if !exists {
-			return syscall.ENOENT
+	// The moved subtrees are copied up, and a replaced file's before state
+	// hashed, outside o.mu (content.go); then everything is checked again.
+	exchange := flags&renameExchange != 0
+	defer o.readyContent(func() []contentNeed {
+		if _, _, _, errno := o.checkRename(p, q, flags); errno != 0 || p == q {
+			return nil
 		}
-		if strings.HasPrefix(p, q+"/") {
-			return syscall.EINVAL
-		}
+		return append(o.needsOf(p, true, true), o.needsOf(q, exchange, exchange)...)
+	})()
+	src, dst, exists, errno := o.checkRename(p, q, flags)
+	if errno != 0 || p == q {
+		return errno
+	}
+	if exchange {
 		return toErrno(o.exchange(p, q))
-	}
-	if exists {
-		if flags&renameNoreplace != 0 {
-			return syscall.EEXIST
-		}
-		switch {
-		case src.isDir() && !dst.isDir():
-			return syscall.ENOTDIR
-		case !src.isDir() && dst.isDir():
-			return syscall.EISDIR
-		case dst.isDir():
-			ents, err := o.readDir(q, &dst)
-			if err != nil {
-				return toErrno(err)
-			}
-			if len(ents) > 0 {
-				return syscall.ENOTEMPTY
-			}
-		}
 	}
 	if exists {
 		o.pinChild(np, newName, q)
 	}
 	return toErrno(o.move(p, q, &src, exists, &dst))
+}
+
+// checkRename resolves the source and destination of a rename of p to q
+// and answers the errors the rename must fail with. Must hold o.mu.
+func (o *Overlay) checkRename(p, q string, flags uint32) (src, dst object, exists bool, errno syscall.Errno) {
+	src, err := o.resolve(p)
+	if err != nil {
+		return src, dst, false, toErrno(err)
+	}
+	dst, derr := o.resolve(q)
+	exists = derr == nil
+	if p == q {
+		return src, dst, exists, 0
+	}
+	if strings.HasPrefix(q, p+"/") {
+		return src, dst, exists, syscall.EINVAL
+	}
+	// Immutable and append-only objects and directories (flags.go).
+	errno = o.refuseChange(p)
+	if errno == 0 {
+		errno = o.refuseEntries(parentOf(p), false)
+	}
+	if errno == 0 {
+		errno = o.refuseEntries(parentOf(q), !exists)
+	}
+	if errno == 0 && exists {
+		errno = o.refuseChange(q)
+	}
+	if errno != 0 {
+		return src, dst, exists, errno
+	}
+	if flags&renameExchange != 0 {
+		if !exists {
+			return src, dst, exists, syscall.ENOENT
+		}
+		if strings.HasPrefix(p, q+"/") {
+			return src, dst, exists, syscall.EINVAL
+		}
+		return src, dst, exists, 0
+	}
+	if exists {
+		if flags&renameNoreplace != 0 {
+			return src, dst, exists, syscall.EEXIST
+		}
+		switch {
+		case src.isDir() && !dst.isDir():
+			return src, dst, exists, syscall.ENOTDIR
+		case !src.isDir() && dst.isDir():
+			return src, dst, exists, syscall.EISDIR
+		case dst.isDir():
+			ents, err := o.readDir(q, &dst)
+			if err != nil {
+				return src, dst, exists, toErrno(err)
+			}
+			if len(ents) > 0 {
+				return src, dst, exists, syscall.ENOTEMPTY
+			}
+		}
+	}
+	return src, dst, exists, 0
 }
 
 // subtree lists p and, for a directory, every view path below it.

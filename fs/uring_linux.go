@@ -57,8 +57,11 @@ const (
 
 // ringWorkersPerCPU is how many requests of one CPU are served at once:
 // each worker handles its request to the end on its own thread, so a slow
-// one (recording a large file) leaves the others free.
-const ringWorkersPerCPU = 2
+// one (copying up a large file) leaves the others free. The kernel queues a
+// request on its CPU's queue only, so a copy-up and the operations waiting
+// for the same path (content.go) must not take every worker of a CPU: four,
+// of which the payload buffers are only touched as far as requests use them.
+const ringWorkersPerCPU = 4
 
 // uringUsable reports why FUSE over io_uring cannot be used here, or nil.
 func uringUsable() error {

@@ -192,6 +192,9 @@ func (o *Overlay) copyUp(p string) error {
 // copyUpFile copies a lower file's content to up, hashing it into the journal
 // when its blob is not known yet.
 func (o *Overlay) copyUpFile(p, up string) error {
+	if o.takeStaged(p, up) {
+		return nil // copied outside o.mu (content.go)
+	}
 	src, err := o.lower.open(p)
 	if err != nil {
 		return err

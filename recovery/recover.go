@@ -255,6 +255,8 @@ func recordReserved(t Target, s journal.Session) (journal.Session, error) {
 }
 
 // sealTask gives a dead session's last task its end time and file count.
+//
+//lint:ignore U1000 used by the fuse recovery, which is built on Linux only
 func sealTask(t Target, id tasks.ID) error {
 	j := t.Journal
 	task, err := j.Task(id)

@@ -19,8 +19,5 @@ func ReexecIsolated([]string, io.Reader, io.Writer, io.Writer) (int, error) {
 	return 2, errors.New("--isolate needs Linux mount namespaces")
 }
 
-// detachOtherOverlays: no private namespaces here, nothing to detach.
-func detachOtherOverlays() error { return nil }
-
 // dropAgentCaps: no user namespaces here, nothing to drop.
 func dropAgentCaps() error { return nil }

@@ -76,13 +76,6 @@ func (l *sessionLog) Printf(format string, args ...any) {
 	l.write(msg)
 }
 
-// count makes later Printf lines count as problems (problems).
-func (l *sessionLog) count() {
-	l.mu.Lock()
-	l.counting = true
-	l.mu.Unlock()
-}
-
 // note records a step of the session.
 func (l *sessionLog) note(format string, args ...any) { l.write(fmt.Sprintf(format, args...)) }
 

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -149,7 +148,7 @@ func TestActionsSurviveKill(t *testing.T) {
 		return len(calls(e, "helm")) == 1
 	})
 	time.Sleep(200 * time.Millisecond)
-	syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Process.Kill()
 	cmd.Wait()
 	r := e.ok("actions", "--json")
 	var doc actionsDoc

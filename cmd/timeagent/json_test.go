@@ -214,8 +214,7 @@ func TestStatusInterrupted(t *testing.T) {
 				// answers ENOTCONN (statfs always reaches the server; a
 				// listing may come from the kernel's cache). The first
 				// command, started elsewhere, detaches it.
-				var sfs syscall.Statfs_t
-				if err := syscall.Statfs(e.root, &sfs); err == nil {
+				if err := statfs(e.root); err == nil {
 					t.Fatal("the root of a killed fuse session is readable before recovery: no stale mount to test")
 				}
 				c := e.cmd("-C", e.root, "status", "--json")

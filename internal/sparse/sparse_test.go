@@ -5,7 +5,6 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 )
 
@@ -34,11 +33,7 @@ func write(t *testing.T, parts [][]byte) ([]byte, int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(p, &st); err != nil {
-		t.Fatal(err)
-	}
-	return got, st.Blocks * 512
+	return got, allocated(t, p)
 }
 
 func TestWriter(t *testing.T) {
