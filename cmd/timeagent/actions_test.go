@@ -107,7 +107,7 @@ func TestActionsInSession(t *testing.T) {
 		t.Errorf("note does not say detection, not containment: %q", doc.Note)
 	}
 	human := e.ok("actions")
-	contains(t, "actions output", human.stdout, "detection, not containment", "kubectl delete pod x", "denied")
+	contains(t, "actions output", human.Stdout, "detection, not containment", "kubectl delete pod x", "denied")
 	var st struct {
 		Actions map[string]map[string]int `json:"actions"`
 	}
@@ -152,7 +152,7 @@ func TestActionsSurviveKill(t *testing.T) {
 	cmd.Wait()
 	r := e.ok("actions", "--json")
 	var doc actionsDoc
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
 	if len(doc.Actions) != 1 || doc.Actions[0].Tool != "helm" || strings.Join(doc.Actions[0].Argv, " ") != "helm list -A" {

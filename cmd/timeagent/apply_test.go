@@ -139,7 +139,7 @@ func TestCrashSafeApply(t *testing.T) {
 				cmd.Process.Signal(syscall.SIGKILL)
 				cmd.Wait()
 				r := e.ok("status")
-				if strings.Contains(r.stderr, "recovered") {
+				if strings.Contains(r.Stderr, "recovered") {
 					midApply++
 				}
 				st := e.status()

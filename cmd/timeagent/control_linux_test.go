@@ -45,7 +45,7 @@ unshare -n "$TA" status --json > "$SCRATCH/status.json"
 			contains(t, "checkpoint from another network namespace", string(b), "task 1 closed, task 2 started")
 			b, _ = os.ReadFile(filepath.Join(e.scratch, "status.json"))
 			var st statusDoc
-			decodeJSON(t, result{stdout: string(b)}, &st)
+			decodeJSON(t, result{Stdout: string(b)}, &st)
 			if st.State != "active" || st.ActiveTask != 2 {
 				t.Fatalf("status from another network namespace: %+v", st)
 			}

@@ -112,8 +112,8 @@ func TestControlAllowlist(t *testing.T) {
 	// The CLI does not send them: it says to wait for the end.
 	for _, cmd := range []string{"verify", "apply"} {
 		r := e.fails(1, cmd)
-		oneLine(t, r.stderr)
-		contains(t, cmd+" during a session", r.stderr, "run `timeagent "+cmd+"` when it has ended")
+		oneLine(t, r.Stderr)
+		contains(t, cmd+" during a session", r.Stderr, "run `timeagent "+cmd+"` when it has ended")
 	}
 	for _, argv := range [][]string{{"status", "--json"}, {"-C", e.root, "log"}, {"diff"}, {"actions"}, {"checkpoint", "-m", "two"}} {
 		resp, err := session.Call(b.addr, session.Request{Argv: argv, Cwd: e.root}, 10*time.Second)
@@ -150,7 +150,7 @@ func TestControlIdleClient(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Commands still get through beside them.
-			contains(t, "status beside idle clients", e.ok("status").stdout, "active")
+			contains(t, "status beside idle clients", e.ok("status").Stdout, "active")
 			d := b.end(t)
 			t.Logf("run ended %v after its child, beside two idle clients", d)
 			if d > 5*time.Second {
@@ -175,10 +175,10 @@ func TestControlChannelCannotStart(t *testing.T) {
 	writeFile(t, filepath.Join(dirs[0], "control"), []byte("not a directory\n"), 0o644)
 	writeFile(t, filepath.Join(dirs[0], "control.sock", "keep"), nil, 0o644)
 	r := e.ta("run", "--mode", "copy", "--", "sh", "-c", `echo x > a.txt; "$TA" status 2> "$SCRATCH/status.err"; echo $? > "$SCRATCH/status.code"`)
-	if r.code != 0 {
+	if r.Code != 0 {
 		t.Fatalf("run without a control channel: %s", r)
 	}
-	contains(t, "run's warning", r.stderr, "timeagent commands cannot reach this session until it ends", "control")
+	contains(t, "run's warning", r.Stderr, "timeagent commands cannot reach this session until it ends", "control")
 	b, _ := os.ReadFile(filepath.Join(e.scratch, "status.err"))
 	oneLine(t, string(b))
 	contains(t, "status from inside", string(b), "without a control channel")

@@ -25,11 +25,11 @@ func TestControlStoppedSession(t *testing.T) {
 	if d > 20*time.Second {
 		t.Fatalf("log took %v", d)
 	}
-	oneLine(t, r.stderr)
-	contains(t, "log beside a stopped session", r.stderr, "stopped", "Ctrl-Z")
+	oneLine(t, r.Stderr)
+	contains(t, "log beside a stopped session", r.Stderr, "stopped", "Ctrl-Z")
 	// status itself answers at once and says so (exit 0).
-	contains(t, "status of a stopped session", e.ok("status").stdout, "stopped")
+	contains(t, "status of a stopped session", e.ok("status").Stdout, "stopped")
 	b.cmd.Process.Signal(syscall.SIGCONT)
-	contains(t, "status once the session goes on", e.ok("status").stdout, "active")
+	contains(t, "status once the session goes on", e.ok("status").Stdout, "active")
 	b.end(t)
 }

@@ -36,11 +36,11 @@ func TestFullDiskBeforeChild(t *testing.T) {
 	e.home = smallDisk(t, "2m")
 	pre := e.manifest()
 	r := e.ta("run", "--mode", "copy", "--", "sh", "-c", `touch "$SCRATCH/ran"; rm -rf docs`)
-	if r.code == 0 {
+	if r.Code == 0 {
 		t.Fatalf("run on a full disk succeeded:\n%s", r)
 	}
-	oneLine(t, r.stderr)
-	contains(t, "full disk", r.stderr, "no space left on device", "free some disk space")
+	oneLine(t, r.Stderr)
+	contains(t, "full disk", r.Stderr, "no space left on device", "free some disk space")
 	if exists(filepath.Join(e.scratch, "ran")) {
 		t.Fatal("the child ran although the starting point could not be recorded")
 	}
@@ -48,7 +48,7 @@ func TestFullDiskBeforeChild(t *testing.T) {
 	// Status either shows nothing recorded or refuses with the same clear
 	// message (the journal keeps some space free for itself).
 	r = e.ta("status", "--json")
-	if r.code == 0 {
+	if r.Code == 0 {
 		var st statusDoc
 		decodeJSON(t, r, &st)
 		if st.State != "absent" {
@@ -58,7 +58,7 @@ func TestFullDiskBeforeChild(t *testing.T) {
 		var doc struct {
 			Error string `json:"error"`
 		}
-		decodeJSON(t, result{stdout: r.stderr}, &doc)
+		decodeJSON(t, result{Stdout: r.Stderr}, &doc)
 		contains(t, "status on a full disk", doc.Error, "no space left on device", "free some disk space")
 	}
 }
@@ -75,11 +75,11 @@ func TestFullDiskAfterChild(t *testing.T) {
 	e.home = smallDisk(t, "80m")
 	pre := e.manifest()
 	r := e.ta("run", "--mode", "copy", "--", "sh", "-c", `head -c 104857600 /dev/urandom > big.bin; echo b > a.txt`)
-	t.Logf("run: exit %d, stderr: %s", r.code, r.stderr)
-	if r.code == 0 {
+	t.Logf("run: exit %d, stderr: %s", r.Code, r.Stderr)
+	if r.Code == 0 {
 		t.Fatalf("run on a full disk succeeded:\n%s", r)
 	}
-	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(r.Stderr, "\n"), "\n")
 	last := lines[len(lines)-1] + "\n"
 	oneLine(t, last)
 	contains(t, "full disk", last, "no space left on device", "free some disk space")
@@ -89,7 +89,7 @@ func TestFullDiskAfterChild(t *testing.T) {
 	}
 	post := e.manifest()
 	r = e.ta("status")
-	t.Logf("status on the full disk: exit %d, stdout: %sstderr: %s", r.code, r.stdout, r.stderr)
+	t.Logf("status on the full disk: exit %d, stdout: %sstderr: %s", r.Code, r.Stdout, r.Stderr)
 	sameManifest(t, "status on the full disk", post, e.manifest())
 	// Free space: the session is recovered and undo restores the tree.
 	if out, err := exec.Command("mount", "-o", "remount,size=400m", e.home).CombinedOutput(); err != nil {

@@ -15,9 +15,9 @@ func TestEscapedNames(t *testing.T) {
 	name := "evil\x1b[2K\r\nforged"
 	e.extra = append(e.extra, "NAME="+name)
 	r := e.sh("copy", "printf 'x\\n' > \"$NAME\" # \x1b[2K\r")
-	outputs := map[string]string{"run": r.stderr}
+	outputs := map[string]string{"run": r.Stderr}
 	for _, args := range [][]string{{"diff"}, {"diff", "--stat"}, {"diff", "--patch"}, {"log"}, {"status"}} {
-		outputs[strings.Join(args, " ")] = e.ok(args...).stdout
+		outputs[strings.Join(args, " ")] = e.ok(args...).Stdout
 	}
 	for cmd, out := range outputs {
 		if strings.ContainsAny(out, "\x1b\r") {

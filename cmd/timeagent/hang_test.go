@@ -43,14 +43,14 @@ func (e *env) taWithin(limit time.Duration, dir string, args ...string) result {
 			e.t.Fatalf("timeagent %q did not end within %v, nor when killed (state %s)", args, limit, procState(cmd.Process.Pid))
 		}
 	}
-	r := result{args: args, stdout: out.String(), stderr: errb.String()}
+	r := result{Args: args, Stdout: out.String(), Stderr: errb.String()}
 	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
+		r.Code = ee.ExitCode()
 	} else if err != nil {
 		e.t.Fatal(err)
 	}
-	e.t.Logf("timeagent %q: exit %d in %v", args, r.code, time.Since(start).Round(time.Millisecond))
-	if strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine ") {
+	e.t.Logf("timeagent %q: exit %d in %v", args, r.Code, time.Since(start).Round(time.Millisecond))
+	if strings.Contains(r.Stderr, "panic:") || strings.Contains(r.Stderr, "goroutine ") {
 		e.t.Fatalf("timeagent panicked:\n%s", r)
 	}
 	return r
@@ -124,10 +124,10 @@ func TestStoppedSession(t *testing.T) {
 			resume := fmt.Sprintf("kill -CONT %d", pid)
 			limit := 15 * time.Second
 			r := e.taWithin(limit, e.root, "status")
-			if r.code != 0 {
+			if r.Code != 0 {
 				t.Fatalf("status of a stopped session:\n%s", r)
 			}
-			contains(t, "status of a stopped session", r.stdout, "stopped", resume)
+			contains(t, "status of a stopped session", r.Stdout, "stopped", resume)
 			r = e.taWithin(limit, e.root, "status", "--json")
 			var st statusDoc
 			decodeJSON(t, r, &st)
@@ -136,17 +136,17 @@ func TestStoppedSession(t *testing.T) {
 			}
 			for _, args := range [][]string{{"log"}, {"diff"}, {"undo"}, {"checkpoint"}} {
 				r := e.taWithin(limit, e.root, args...)
-				if r.code == 0 {
+				if r.Code == 0 {
 					t.Fatalf("%q with a stopped session succeeded:\n%s", args, r)
 				}
-				oneLine(t, r.stderr)
-				contains(t, fmt.Sprintf("%q with a stopped session", args), r.stderr, "stopped", resume, "fg")
+				oneLine(t, r.Stderr)
+				contains(t, fmt.Sprintf("%q with a stopped session", args), r.Stderr, "stopped", resume, "fg")
 			}
 			r = e.taWithin(limit, e.scratch, "-C", e.root, "run", "true")
-			if r.code == 0 {
+			if r.Code == 0 {
 				t.Fatalf("run beside a stopped session succeeded:\n%s", r)
 			}
-			contains(t, "run beside a stopped session", r.stderr, "stopped", resume)
+			contains(t, "run beside a stopped session", r.Stderr, "stopped", resume)
 			// Resumed, the session answers again.
 			if err := bg.Process.Signal(syscall.SIGCONT); err != nil {
 				t.Fatal(err)
@@ -170,13 +170,13 @@ func TestStateDirDeletedDuringSession(t *testing.T) {
 			e := newEnv(t)
 			e.write("a.txt", "a\n", 0o644)
 			r := e.taWithin(60*time.Second, e.root, "run", "--mode", mode, "--", "sh", "-c", `rm -rf "$TIMEAGENT_HOME"; echo b > a.txt`)
-			if r.code == 0 {
+			if r.Code == 0 {
 				t.Fatalf("run whose state dir was deleted succeeded:\n%s", r)
 			}
-			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			lines := strings.Split(strings.TrimSuffix(r.Stderr, "\n"), "\n")
 			last := lines[len(lines)-1]
 			contains(t, "run whose state dir was deleted", last, "state directory", e.home, "deleted")
-			if strings.Contains(r.stderr, "timeagent undo") {
+			if strings.Contains(r.Stderr, "timeagent undo") {
 				t.Fatalf("run offers undo without a history:\n%s", r)
 			}
 			if out, _ := exec.Command("sh", "-c", "grep -F ' "+e.root+" ' /proc/self/mountinfo").Output(); len(out) > 0 {
@@ -208,9 +208,9 @@ func TestSessionLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	contains(t, "session log", string(b), "session 1: started in fuse mode", "device or resource busy", "session 1: ended (exit 0)")
-	contains(t, "run's output", r.stderr, logs[0], "device or resource busy")
+	contains(t, "run's output", r.Stderr, logs[0], "device or resource busy")
 	r = e.taWithin(60*time.Second, e.root, "status")
-	contains(t, "status", r.stdout, "log:", logs[0])
+	contains(t, "status", r.Stdout, "log:", logs[0])
 }
 
 // TestApplyCannotFinish: while a fuse session runs, its real file a.txt is
@@ -271,18 +271,18 @@ func TestApplyCannotFinish(t *testing.T) {
 	limit := 30 * time.Second
 	for _, args := range [][]string{{"status"}, {"log"}, {"diff"}} {
 		r := e.taWithin(limit, e.root, args...)
-		if r.code != 0 {
+		if r.Code != 0 {
 			t.Fatalf("%q after an apply that cannot finish:\n%s", args, r)
 		}
-		contains(t, fmt.Sprintf("%q after an apply that cannot finish", args), r.stderr, "a.txt", "chattr -i", "timeagent undo --session")
+		contains(t, fmt.Sprintf("%q after an apply that cannot finish", args), r.Stderr, "a.txt", "chattr -i", "timeagent undo --session")
 	}
 	r := e.taWithin(limit, e.root, "undo", "--session", "--yes")
-	if r.code != 0 {
+	if r.Code != 0 {
 		t.Fatalf("undo --session past an apply that cannot finish:\n%s", r)
 	}
 	sameManifest(t, "after undo --session", pre, e.manifest())
 	r = e.taWithin(limit, e.root, "status")
-	if r.code != 0 || r.stderr != "" {
+	if r.Code != 0 || r.Stderr != "" {
 		t.Fatalf("status after undo --session:\n%s", r)
 	}
 }

@@ -1,20 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"github.com/timeagent-dev/timeagent/internal/testrepo"
-	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // These tests run the built binary on real git repositories with real child
@@ -99,17 +94,8 @@ func (e *env) git(args ...string) {
 	testrepo.Git(e.t, e.root, e.baseEnv(), args...)
 }
 
-// result is what one timeagent invocation did.
-type result struct {
-	args   []string
-	stdout string
-	stderr string
-	code   int
-}
-
-func (r result) String() string {
-	return fmt.Sprintf("timeagent %q: exit %d\nstdout:\n%s\nstderr:\n%s", r.args, r.code, r.stdout, r.stderr)
-}
+// result is what one timeagent invocation did (testrepo.Result).
+type result = testrepo.Result
 
 // cmd prepares timeagent ARGS in the root, stdin not a terminal.
 func (e *env) cmd(args ...string) *exec.Cmd {
@@ -127,32 +113,14 @@ func (e *env) ta(args ...string) result {
 
 func runCmd(t *testing.T, cmd *exec.Cmd, args []string) result {
 	t.Helper()
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{args: args, stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			t.Fatalf("timeagent %q died of signal %v\n%s", args, ws.Signal(), r)
-		}
-	default:
-		t.Fatalf("timeagent %q: %v", args, err)
-	}
-	if strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "fatal error:") {
-		t.Fatalf("timeagent panicked:\n%s", r)
-	}
-	return r
+	return testrepo.Run(t, cmd, args, 0, false)
 }
 
 // ok runs timeagent ARGS and fails the test unless it exits 0.
 func (e *env) ok(args ...string) result {
 	e.t.Helper()
 	r := e.ta(args...)
-	if r.code != 0 {
+	if r.Code != 0 {
 		e.t.Fatalf("want exit 0:\n%s", r)
 	}
 	return r
@@ -162,7 +130,7 @@ func (e *env) ok(args ...string) result {
 func (e *env) fails(code int, args ...string) result {
 	e.t.Helper()
 	r := e.ta(args...)
-	if r.code != code {
+	if r.Code != code {
 		e.t.Fatalf("want exit %d:\n%s", code, r)
 	}
 	return r
@@ -191,17 +159,17 @@ func (e *env) jsonOf(v any, args ...string) result {
 
 func decodeJSON(t *testing.T, r result, v any) {
 	t.Helper()
-	if !json.Valid([]byte(r.stdout)) {
+	if !json.Valid([]byte(r.Stdout)) {
 		t.Fatalf("stdout is not only JSON:\n%s", r)
 	}
 	var head struct {
 		SchemaVersion *int `json:"schemaVersion"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &head); err != nil || head.SchemaVersion == nil || *head.SchemaVersion != 1 {
+	if err := json.Unmarshal([]byte(r.Stdout), &head); err != nil || head.SchemaVersion == nil || *head.SchemaVersion != 1 {
 		t.Fatalf("want \"schemaVersion\": 1:\n%s", r)
 	}
 	if v != nil {
-		if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
+		if err := json.Unmarshal([]byte(r.Stdout), v); err != nil {
 			t.Fatalf("decode: %v\n%s", err, r)
 		}
 	}
@@ -294,33 +262,6 @@ func (e *env) read(rel string) string {
 	return string(b)
 }
 
-func writeFile(t *testing.T, p string, b []byte, perm os.FileMode) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, perm); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(p, perm); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func symlink(t *testing.T, target, p string) {
-	t.Helper()
-	if err := os.Symlink(target, p); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// randomBytes is n deterministic pseudo-random bytes.
-func randomBytes(seed int64, n int) []byte {
-	b := make([]byte, n)
-	rand.New(rand.NewSource(seed)).Read(b)
-	return b
-}
-
 // buildRealisticRepo fills e.root with a committed history and, on top of
 // it, everything a working tree holds:
 //
@@ -376,35 +317,6 @@ func (e *env) manifest() string {
 	return manifest(e.t, e.root)
 }
 
-// manifest describes the whole tree under root (testrepo.Manifest).
-func manifest(t *testing.T, root string) string {
-	t.Helper()
-	m, err := testrepo.Manifest(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// sameManifest fails the test when got differs from want, listing the lines
-// that differ.
-func sameManifest(t *testing.T, what, want, got string) {
-	t.Helper()
-	if d := testrepo.Diff(want, got, 60); d != "" {
-		t.Fatalf("%s: manifest differs (- want, + got):\n%s", what, d)
-	}
-}
-
-// contains fails the test unless s contains every one of subs.
-func contains(t *testing.T, what, s string, subs ...string) {
-	t.Helper()
-	for _, sub := range subs {
-		if !strings.Contains(s, sub) {
-			t.Fatalf("%s: want %q in:\n%s", what, sub, s)
-		}
-	}
-}
-
 // oneLine fails unless s is exactly one line starting with "timeagent: ".
 func oneLine(t *testing.T, s string) {
 	t.Helper()
@@ -413,19 +325,14 @@ func oneLine(t *testing.T, s string) {
 	}
 }
 
-// waitFor polls cond until it is true or the timeout passes.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func exists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
-}
+// The shared harness (internal/testrepo), under the names these tests use.
+var (
+	writeFile    = testrepo.WriteFile
+	symlink      = testrepo.Symlink
+	randomBytes  = testrepo.RandomBytes
+	manifest     = testrepo.ManifestOf
+	sameManifest = testrepo.SameManifest
+	contains     = testrepo.Contains
+	waitFor      = testrepo.WaitFor
+	exists       = testrepo.Exists
+)

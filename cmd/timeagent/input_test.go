@@ -32,19 +32,19 @@ func TestDiffFileValidation(t *testing.T) {
 		{"", "is empty"},
 	} {
 		r := e.fails(1, "diff-file", "--json", c.path)
-		if r.stdout != "" {
-			t.Fatalf("diff-file %q: stdout %q", c.path, r.stdout)
+		if r.Stdout != "" {
+			t.Fatalf("diff-file %q: stdout %q", c.path, r.Stdout)
 		}
 		var doc struct {
 			Error string `json:"error"`
 		}
-		decodeJSON(t, result{stdout: r.stderr}, &doc)
+		decodeJSON(t, result{Stdout: r.Stderr}, &doc)
 		contains(t, "diff-file "+c.path, doc.Error, c.want)
 	}
 	// Without --json the message is one line.
 	r := e.fails(1, "diff-file", "../x")
-	oneLine(t, r.stderr)
-	contains(t, "diff-file ../x", r.stderr, "leaves the repository root")
+	oneLine(t, r.Stderr)
+	contains(t, "diff-file ../x", r.Stderr, "leaves the repository root")
 
 	// Success: text, created.
 	var d struct {
@@ -85,7 +85,7 @@ func TestDiffFileStateDirInsideRoot(t *testing.T) {
 		}
 	}
 	r := e.fails(1, "diff-file", "--json", "state/roots")
-	contains(t, "diff-file into the state dir", r.stderr, "inside timeagent's state directory")
+	contains(t, "diff-file into the state dir", r.Stderr, "inside timeagent's state directory")
 	e.ok("undo")
 	if e.read("keep.txt") != "keep\n" {
 		t.Fatal("undo with the state dir inside the root")
@@ -102,10 +102,10 @@ func TestNotARepository(t *testing.T) {
 	t.Parallel()
 	e := &env{t: t, home: t.TempDir(), root: realDir(t, t.TempDir()), scratch: t.TempDir()}
 	r := e.fails(1, "status")
-	oneLine(t, r.stderr)
-	contains(t, "not a repository", r.stderr, "not inside a git repository", "--root DIR")
+	oneLine(t, r.Stderr)
+	contains(t, "not a repository", r.Stderr, "not inside a git repository", "--root DIR")
 	r = e.fails(1, "run", "true")
-	oneLine(t, r.stderr)
+	oneLine(t, r.Stderr)
 
 	e.write("a.txt", "a\n", 0o644)
 	symlink(t, "a.txt", e.path("l"))
@@ -123,7 +123,7 @@ func TestNotARepository(t *testing.T) {
 	}
 	// --root on something that is not a directory.
 	r = e.fails(1, "--root", "a.txt", "status")
-	oneLine(t, r.stderr)
+	oneLine(t, r.Stderr)
 }
 
 // TestBadArguments: unknown ids exit 1, malformed numbers are usage errors.
@@ -161,7 +161,7 @@ func TestBadArguments(t *testing.T) {
 	} {
 		r := e.fails(c.code, c.args...)
 		oneLineOrUsage(t, r)
-		contains(t, strings.Join(c.args, " "), r.stderr, c.want)
+		contains(t, strings.Join(c.args, " "), r.Stderr, c.want)
 	}
 	sameManifest(t, "after bad arguments", pre, e.manifest())
 	if st := e.status(); st.ActiveTask != 1 {
@@ -172,10 +172,10 @@ func TestBadArguments(t *testing.T) {
 // oneLineOrUsage accepts one "timeagent: " line (and nothing on stdout).
 func oneLineOrUsage(t *testing.T, r result) {
 	t.Helper()
-	if r.stdout != "" {
+	if r.Stdout != "" {
 		t.Fatalf("stdout of a failing command:\n%s", r)
 	}
-	oneLine(t, r.stderr)
+	oneLine(t, r.Stderr)
 }
 
 // TestForeignStateDir: a state dir that belongs to another root is refused
@@ -218,13 +218,13 @@ func TestForeignStateDir(t *testing.T) {
 	}
 	for _, args := range [][]string{{"status"}, {"log"}, {"undo"}, {"run", "true"}} {
 		r := b.fails(1, args...)
-		oneLine(t, r.stderr)
-		contains(t, strings.Join(args, " "), r.stderr, "another root", "TIMEAGENT_HOME")
+		oneLine(t, r.Stderr)
+		contains(t, strings.Join(args, " "), r.Stderr, "another root", "TIMEAGENT_HOME")
 	}
 	r := b.ta("status", "--json")
 	var st statusDoc
 	decodeJSON(t, r, &st)
-	if r.code == 0 || st.State != "invalid" {
+	if r.Code == 0 || st.State != "invalid" {
 		t.Fatalf("status --json on a foreign journal: %s", r)
 	}
 	// The whole state dir of A copied over B's ("root" names A).
@@ -235,8 +235,8 @@ func TestForeignStateDir(t *testing.T) {
 		t.Fatalf("cp: %v %s", err, out)
 	}
 	r = b.fails(1, "status")
-	oneLine(t, r.stderr)
-	contains(t, "foreign state dir", r.stderr, "belongs to", "TIMEAGENT_HOME")
+	oneLine(t, r.Stderr)
+	contains(t, "foreign state dir", r.Stderr, "belongs to", "TIMEAGENT_HOME")
 	sameManifest(t, "root B after the foreign journal", pre, b.manifest())
 	// A is untouched.
 	if a.read("a.txt") != "changed\n" || len(a.log().Tasks) != 1 {
@@ -255,11 +255,11 @@ func TestUnwritableStateDir(t *testing.T) {
 	pre := e.manifest()
 	for _, args := range [][]string{{"status"}, {"run", "sh", "-c", "echo x > a.txt"}, {"undo"}} {
 		r := e.fails(1, args...)
-		oneLine(t, r.stderr)
-		contains(t, strings.Join(args, " "), r.stderr, "state dir", "TIMEAGENT_HOME")
+		oneLine(t, r.Stderr)
+		contains(t, strings.Join(args, " "), r.Stderr, "state dir", "TIMEAGENT_HOME")
 	}
 	r := e.ta("status", "--json")
-	if r.code != 1 || r.stdout != "" || !json.Valid([]byte(r.stderr)) {
+	if r.Code != 1 || r.Stdout != "" || !json.Valid([]byte(r.Stderr)) {
 		t.Fatalf("status --json with an unwritable state dir:\n%s", r)
 	}
 	sameManifest(t, "after an unwritable state dir", pre, e.manifest())
@@ -276,11 +276,11 @@ func TestUndoRefusesRemovingCwd(t *testing.T) {
 	cmd := e.cmd("undo")
 	cmd.Dir = e.path("made/sub")
 	r := runCmd(t, cmd, []string{"undo"})
-	if r.code != 1 {
+	if r.Code != 1 {
 		t.Fatalf("undo from a directory it removes:\n%s", r)
 	}
-	oneLine(t, r.stderr)
-	contains(t, "undo from made/sub", r.stderr, "cd ")
+	oneLine(t, r.Stderr)
+	contains(t, "undo from made/sub", r.Stderr, "cd ")
 	sameManifest(t, "after the refused undo", post, e.manifest())
 	e.ok("undo")
 	if exists(e.path("made")) {
@@ -295,18 +295,18 @@ func TestHumanOutput(t *testing.T) {
 	e.write("mod.txt", "line1\nline2\n", 0o644)
 	e.write("gone.txt", "gone\n", 0o644)
 	e.sh("copy", "printf 'line1\\nchanged\\n' > mod.txt; rm gone.txt; echo new > new.txt")
-	out := e.ok("diff").stdout
+	out := e.ok("diff").Stdout
 	contains(t, "diff", out, "mod.txt", "gone.txt", "new.txt")
-	out = e.ok("diff", "--patch").stdout
+	out = e.ok("diff", "--patch").Stdout
 	contains(t, "diff --patch", out, "-line2", "+changed", "+new", "-gone")
-	out = e.ok("diff", "--stat").stdout
+	out = e.ok("diff", "--stat").Stdout
 	contains(t, "diff --stat", out, "mod.txt", "new.txt")
 	for _, args := range [][]string{{"version"}, {"--version"}} {
-		out = e.ok(args...).stdout
+		out = e.ok(args...).Stdout
 		if !strings.HasPrefix(out, "timeagent ") || strings.Count(out, "\n") != 1 {
 			t.Fatalf("%v: %q", args, out)
 		}
 	}
-	out = e.ok("status").stdout
+	out = e.ok("status").Stdout
 	contains(t, "status", out, "completed", "copy mode", "active task:  1")
 }

@@ -124,8 +124,8 @@ cat f.txt > "$SCRATCH/view"`)
 		}
 		e.write("g.txt", "user g\n", 0o644) // through the mount
 		r := e.fails(1, "undo", "3")
-		contains(t, "refused undo", r.stderr, "f.txt", "--yes")
-		contains(t, "undo --yes", e.ok("undo", "--yes", "3").stdout, "task 0")
+		contains(t, "refused undo", r.Stderr, "f.txt", "--yes")
+		contains(t, "undo --yes", e.ok("undo", "--yes", "3").Stdout, "task 0")
 		if err := os.WriteFile(filepath.Join(e.scratch, "stop"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -34,7 +34,7 @@ func TestIsolateBesideAnotherSession(t *testing.T) {
 	waitFile(t, filepath.Join(a.scratch, "a-up"))
 	seen := filepath.Join(b.scratch, "mounts")
 	r := b.ta("run", "--mode", "fuse", "--isolate", "--", "sh", "-c", `grep fuse.timeagent /proc/self/mountinfo > "`+seen+`"; echo agent > b.txt`)
-	if r.code != 0 {
+	if r.Code != 0 {
 		t.Fatalf("isolated session: %v", r)
 	}
 	mounts, err := os.ReadFile(seen)

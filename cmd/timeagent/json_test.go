@@ -78,7 +78,7 @@ func (e *env) normalize(doc string) string {
 // (rewritten under -update).
 func (e *env) golden(name, doc string) {
 	e.t.Helper()
-	decodeJSON(e.t, result{stdout: doc}, nil)
+	decodeJSON(e.t, result{Stdout: doc}, nil)
 	got := e.normalize(doc)
 	p := filepath.Join("testdata", name+".json")
 	if *update {
@@ -104,7 +104,7 @@ func (e *env) golden(name, doc string) {
 func (e *env) goldenOK(name string, args ...string) result {
 	e.t.Helper()
 	r := e.ok(args...)
-	e.golden(name, r.stdout)
+	e.golden(name, r.Stdout)
 	return r
 }
 
@@ -172,10 +172,10 @@ echo second > second.txt`)
 			e.goldenOK("redo", "redo", "--json")
 			e.goldenOK("switch", "switch", "--json", "0")
 			r := e.fails(1, "undo", "--json")
-			if r.stdout != "" {
-				t.Fatalf("stdout of a failed --json command: %q", r.stdout)
+			if r.Stdout != "" {
+				t.Fatalf("stdout of a failed --json command: %q", r.Stdout)
 			}
-			e.golden("error-undo-at-base", r.stderr)
+			e.golden("error-undo-at-base", r.Stderr)
 		})
 	}
 }
@@ -220,7 +220,7 @@ func TestStatusInterrupted(t *testing.T) {
 				c := e.cmd("-C", e.root, "status", "--json")
 				c.Dir = e.scratch
 				r := runCmd(t, c, c.Args[1:])
-				contains(t, "first command after the crash", r.stderr, "detached the stale overlay")
+				contains(t, "first command after the crash", r.Stderr, "detached the stale overlay")
 				if _, err := os.ReadDir(e.root); err != nil {
 					t.Fatalf("the root is not readable after recovery: %v", err)
 				}
@@ -241,8 +241,8 @@ func TestStatusInterrupted(t *testing.T) {
 				t.Fatalf("diff of the interrupted session: %v", paths)
 			}
 			r = e.fails(1, "undo")
-			contains(t, "undo of an interrupted session", r.stderr, "interrupted", "--yes")
-			oneLine(t, r.stderr)
+			contains(t, "undo of an interrupted session", r.Stderr, "interrupted", "--yes")
+			oneLine(t, r.Stderr)
 			// Drift over the interrupted session's work is kept too.
 			e.write("f", "edited after the crash\n", 0o644)
 			edited := e.manifest()
@@ -282,7 +282,7 @@ func TestStatusInvalid(t *testing.T) {
 		t.Fatal("found no journal files to corrupt")
 	}
 	r := e.ta("status", "--json")
-	if r.code == 0 {
+	if r.Code == 0 {
 		t.Fatalf("status of a corrupt journal succeeded:\n%s", r)
 	}
 	var st statusDoc
@@ -292,10 +292,10 @@ func TestStatusInvalid(t *testing.T) {
 	}
 	for _, args := range [][]string{{"status"}, {"log"}, {"undo"}, {"diff"}, {"run", "true"}} {
 		r := e.ta(args...)
-		if r.code == 0 {
+		if r.Code == 0 {
 			t.Fatalf("%v on a corrupt journal succeeded:\n%s", args, r)
 		}
-		oneLine(t, r.stderr)
+		oneLine(t, r.Stderr)
 	}
 	sameManifest(t, "after commands on a corrupt journal", pre, e.manifest())
 }

@@ -24,7 +24,7 @@ func (e *env) taIn(dir string, args ...string) result {
 func (e *env) okIn(dir string, args ...string) result {
 	e.t.Helper()
 	r := e.taIn(dir, args...)
-	if r.code != 0 {
+	if r.Code != 0 {
 		e.t.Fatalf("in %s, want exit 0:\n%s", dir, r)
 	}
 	return r
@@ -57,7 +57,7 @@ func TestUndoAfterGitDeleted(t *testing.T) {
 				t.Fatal("the agent did not remove .git")
 			}
 			r := e.okIn(e.path("docs/a/b"), "undo")
-			contains(t, "undo from docs/a/b", r.stdout, "task 1 → task 0")
+			contains(t, "undo from docs/a/b", r.Stdout, "task 1 → task 0")
 			sameManifest(t, "undo after .git was deleted", pre, e.manifest())
 			e.gitFsck(e.root)
 			e.ok("redo")
@@ -101,7 +101,7 @@ func TestNestedRepositories(t *testing.T) {
 		t.Fatal("the agent did not remove inner/.git")
 	}
 	r := e.okIn(inner, "undo")
-	contains(t, "undo in the inner repository", r.stdout, "task 1 → task 0")
+	contains(t, "undo in the inner repository", r.Stdout, "task 1 → task 0")
 	sameManifest(t, "inner after undo", innerPre, manifest(t, inner))
 	e.gitFsck(inner)
 	if got := e.read("outer.txt"); got != "o1\n" {
@@ -135,7 +135,7 @@ func TestPlainDirWithHistoryInRepo(t *testing.T) {
 	e.okIn(plain, "--root", ".", "run", "--mode", "copy", "--", "sh", "-c", "echo p1 > p.txt; rm -r deep")
 	post := manifest(t, plain)
 	r := e.okIn(plain, "undo")
-	contains(t, "undo in the plain directory", r.stdout, "task 1 → task 0")
+	contains(t, "undo in the plain directory", r.Stdout, "task 1 → task 0")
 	sameManifest(t, "plain after undo", pre, manifest(t, plain))
 	e.okIn(filepath.Join(plain, "keep"), "redo")
 	sameManifest(t, "plain after redo from below", post, manifest(t, plain))
@@ -160,7 +160,7 @@ func TestRunRootFromOutside(t *testing.T) {
 			pre := e.manifest()
 			outside := realDir(t, t.TempDir())
 			r := e.okIn(outside, "--root", e.root, "run", "--mode", mode, "--", "sh", "-c", "rm a.txt && echo b > b.txt")
-			contains(t, "run from outside the root", r.stderr, "runs in "+e.root)
+			contains(t, "run from outside the root", r.Stderr, "runs in "+e.root)
 			if exists(filepath.Join(outside, "b.txt")) {
 				t.Fatal("the command ran in the caller's directory")
 			}
@@ -222,10 +222,10 @@ func TestUndoDamagedLayer(t *testing.T) {
 			post := e.manifest()
 			e.damageLayer(2, how)
 			r := e.fails(1, "undo")
-			t.Logf("refused undo: %s", r.stderr)
-			oneLine(t, r.stderr)
-			contains(t, "undo through a damaged layer", r.stderr, "task 2", "timeagent verify")
-			if strings.Contains(r.stdout, "→") {
+			t.Logf("refused undo: %s", r.Stderr)
+			oneLine(t, r.Stderr)
+			contains(t, "undo through a damaged layer", r.Stderr, "task 2", "timeagent verify")
+			if strings.Contains(r.Stdout, "→") {
 				t.Fatalf("a refused undo reported a move:\n%s", r)
 			}
 			sameManifest(t, "after the refused undo", post, e.manifest())
@@ -233,7 +233,7 @@ func TestUndoDamagedLayer(t *testing.T) {
 				t.Fatalf("status after the refused undo: %+v", st)
 			}
 			r = e.fails(1, "verify")
-			contains(t, "verify", r.stdout, "task 2")
+			contains(t, "verify", r.Stdout, "task 2")
 		})
 	}
 }
@@ -251,15 +251,15 @@ func TestUndoSessionStepsBack(t *testing.T) {
 	}
 	for want := 2; want >= 0; want-- {
 		r := e.ok("undo", "--session")
-		contains(t, "undo --session", r.stdout, "→ task ")
+		contains(t, "undo --session", r.Stdout, "→ task ")
 		sameManifest(t, "undo --session", m[want], e.manifest())
 		if st := e.status(); st.ActiveTask != uint64(want) {
 			t.Fatalf("after undo --session: active %d, want %d", st.ActiveTask, want)
 		}
 	}
 	r := e.fails(1, "undo", "--session")
-	oneLine(t, r.stderr)
-	contains(t, "undo --session at the first session's base", r.stderr, "nothing to undo")
+	oneLine(t, r.Stderr)
+	contains(t, "undo --session at the first session's base", r.Stderr, "nothing to undo")
 	sameManifest(t, "after the refused undo --session", m[0], e.manifest())
 	// Redo and a new branch: undo --session goes back over the new session
 	// only, then over the first one.
@@ -285,8 +285,8 @@ func TestOrphanedSessionChild(t *testing.T) {
 		extra: []string{"TIMEAGENT_SESSION=1", "TIMEAGENT_ROOT=" + e.root}}
 	for _, args := range [][]string{{"undo"}, {"status"}, {"run", "true"}} {
 		r := orphan.fails(1, args...)
-		oneLine(t, r.stderr)
-		contains(t, strings.Join(args, " ")+" from an orphaned session child", r.stderr, "session 1", "no longer running")
+		oneLine(t, r.Stderr)
+		contains(t, strings.Join(args, " ")+" from an orphaned session child", r.Stderr, "session 1", "no longer running")
 	}
 	sameManifest(t, "after the orphan's commands", post, e.manifest())
 	e.ok("undo")

@@ -49,8 +49,8 @@ func TestVerifySalvage(t *testing.T) {
 			e.fails(1, "verify")
 
 			r := e.ok("verify", "--salvage")
-			t.Logf("salvage:\n%s%s", r.stdout, r.stderr)
-			contains(t, "salvage", r.stdout, "salvaged the journal: kept ", "the damaged journal is kept in ", "next: ")
+			t.Logf("salvage:\n%s%s", r.Stdout, r.Stderr)
+			contains(t, "salvage", r.Stdout, "salvaged the journal: kept ", "the damaged journal is kept in ", "next: ")
 			old, _ := filepath.Glob(filepath.Join(e.home, "roots", "*", "journal.damaged-*"))
 			if len(old) != 1 {
 				t.Fatalf("the damaged journal is not kept aside: %v", old)
@@ -61,7 +61,7 @@ func TestVerifySalvage(t *testing.T) {
 			sameManifest(t, "after the salvage", manifests[n], e.manifest())
 			e.ok("log")
 			lost := map[uint64]bool{}
-			for _, line := range strings.Split(r.stdout, "\n") {
+			for _, line := range strings.Split(r.Stdout, "\n") {
 				var id uint64
 				if _, err := fmt.Sscanf(line, "lost: task %d:", &id); err == nil {
 					lost[id] = true
@@ -81,7 +81,7 @@ func TestVerifySalvage(t *testing.T) {
 			for id := uint64(n - 1); ; id-- {
 				if lost[id] || lost[cur] {
 					before := e.manifest()
-					if r := e.ta("switch", fmt.Sprint(id)); r.code == 0 {
+					if r := e.ta("switch", fmt.Sprint(id)); r.Code == 0 {
 						sameManifest(t, fmt.Sprintf("switch %d next to a lost task", id), manifests[id], e.manifest())
 						cur = id
 					} else {

@@ -39,7 +39,7 @@ func TestUndoRedoDestroyedWork(t *testing.T) {
 				}
 			}
 			r := e.ok("undo")
-			contains(t, "undo", r.stdout, "task 1 → task 0")
+			contains(t, "undo", r.Stdout, "task 1 → task 0")
 			sameManifest(t, "after undo", pre, e.manifest())
 			e.ok("redo")
 			sameManifest(t, "after redo", post, e.manifest())
@@ -70,21 +70,21 @@ func TestTaskTree(t *testing.T) {
 
 			// Undo deeper than the base is refused as a whole.
 			r := e.fails(1, "undo", "5")
-			contains(t, "undo 5", r.stderr, "timeagent: ")
+			contains(t, "undo 5", r.Stderr, "timeagent: ")
 			sameManifest(t, "after a refused undo 5", m2, e.manifest())
 			if st := e.status(); st.ActiveTask != 2 {
 				t.Fatalf("undo 5 moved the active task to %d", st.ActiveTask)
 			}
 			// Redo at the leaf.
 			r = e.fails(1, "redo")
-			contains(t, "redo at leaf", r.stderr, "nothing to redo")
-			oneLine(t, r.stderr)
+			contains(t, "redo at leaf", r.Stderr, "nothing to redo")
+			oneLine(t, r.Stderr)
 			// Undo to the base, then once more.
 			e.ok("undo", "2")
 			sameManifest(t, "undo 2", m0, e.manifest())
 			r = e.fails(1, "undo")
-			contains(t, "undo at base", r.stderr, "already at the base")
-			oneLine(t, r.stderr)
+			contains(t, "undo at base", r.Stderr, "already at the base")
+			oneLine(t, r.Stderr)
 			sameManifest(t, "after a refused undo", m0, e.manifest())
 
 			// Back to task 1 and branch from it.
@@ -131,7 +131,7 @@ func TestTaskTree(t *testing.T) {
 
 			// Human log: markers and summaries.
 			e.ok("undo")
-			out := e.ok("log").stdout
+			out := e.ok("log").Stdout
 			contains(t, "log", out, "→⎇", "↯", long[:80], "sh -c echo b > b.txt", "(base: before the first task)")
 			if strings.Contains(out, long[:81]) {
 				t.Fatalf("log shows more than 80 characters of the summary:\n%s", out)
@@ -159,8 +159,8 @@ func TestDrift(t *testing.T) {
 			drifted := e.manifest()
 
 			r := e.fails(1, "undo")
-			contains(t, "drift refusal", r.stderr, "NOTES.md", "--yes")
-			if strings.Contains(r.stderr, "made.txt") {
+			contains(t, "drift refusal", r.Stderr, "NOTES.md", "--yes")
+			if strings.Contains(r.Stderr, "made.txt") {
 				t.Fatalf("made.txt did not drift but is listed:\n%s", r)
 			}
 			sameManifest(t, "after the refused undo", drifted, e.manifest())
@@ -174,7 +174,7 @@ func TestDrift(t *testing.T) {
 			if outside == nil || outside.Files != 1 || outside.Parent != 1 {
 				t.Fatalf("want an outside task (child of 1, one file) in the log: %+v", l.Tasks)
 			}
-			contains(t, "log", e.ok("log").stdout, "[outside]")
+			contains(t, "log", e.ok("log").Stdout, "[outside]")
 			var d diffDoc
 			e.jsonOf(&d, "diff", "--json", "--task", fmt.Sprint(outside.ID))
 			if len(d.Changes) != 1 || d.Changes[0].Path != "NOTES.md" || d.Changes[0].Change != "modified" {

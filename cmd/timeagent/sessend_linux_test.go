@@ -71,7 +71,7 @@ func TestProcessOutlivesAgent(t *testing.T) {
 			r := e.sh("fuse", strings.ReplaceAll(backgroundWriter, "COUNT", strconv.Itoa(tc.count)))
 			pid := e.scratchLine("bg.pid")
 			if tc.outlives {
-				contains(t, "run's notice", r.stderr, pid, "still")
+				contains(t, "run's notice", r.Stderr, pid, "still")
 			}
 			e.waitFile("bg.done", 60*time.Second)
 			if !tc.outlives {
@@ -126,12 +126,12 @@ while [ ! -e "$SCRATCH/wrote" ]; do sleep 0.02; done`)
 	if err := w.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	contains(t, "run's warning", r.stderr, strconv.Itoa(w.Process.Pid), "working directory")
+	contains(t, "run's warning", r.Stderr, strconv.Itoa(w.Process.Pid), "working directory")
 	if got := e.read("shared.txt"); got != "from the agent\n" {
 		t.Fatalf("after the session shared.txt = %q\n%s", got, r)
 	}
 	if !e.findInSomeTask("shared.txt", "from the lower tree\n") {
-		t.Fatalf("what the lower writer wrote is in no task\n%s\n%s", r, e.ok("log").stdout)
+		t.Fatalf("what the lower writer wrote is in no task\n%s\n%s", r, e.ok("log").Stdout)
 	}
 }
 
@@ -145,7 +145,7 @@ func (e *env) findInSomeTask(rel, want string) bool {
 	}
 	for _, id := range ids {
 		r := e.ta("switch", "--yes", strconv.FormatUint(id, 10))
-		if r.code != 0 {
+		if r.Code != 0 {
 			e.t.Fatalf("switch %d:\n%s", id, r)
 		}
 		if b, err := os.ReadFile(e.path(rel)); err == nil && string(b) == want {
@@ -190,7 +190,7 @@ func TestAgentCannotReachRealTree(t *testing.T) {
 			cmd := exec.Command("setpriv", args...)
 			cmd.Dir, cmd.Env = e.root, e.baseEnv()
 			r := runCmd(t, cmd, args)
-			if r.code != 0 {
+			if r.Code != 0 {
 				t.Fatalf("want exit 0:\n%s", r)
 			}
 			if exists(filepath.Join(e.scratch, "escaped")) {
@@ -243,7 +243,7 @@ touch "$SCRATCH/written"; sleep 600`)
 		t.Fatalf("after recovery shared.txt = %q\n%s", got, r)
 	}
 	if !e.findInSomeTask("shared.txt", "from outside\n") {
-		t.Fatalf("the outside bytes are in no task\n%s\n%s", r, e.ok("log").stdout)
+		t.Fatalf("the outside bytes are in no task\n%s\n%s", r, e.ok("log").Stdout)
 	}
 }
 
@@ -261,12 +261,12 @@ func TestOverlayUnmountedUnderAgent(t *testing.T) {
 umount -l "$PWD"
 cd "$PWD"
 echo "into the real tree" > shared.txt`)
-	contains(t, "run's notice", r.stderr, "unmounted")
+	contains(t, "run's notice", r.Stderr, "unmounted")
 	if !e.findInSomeTask("shared.txt", "into the real tree\n") {
-		t.Fatalf("the real-tree bytes are in no task\n%s\n%s", r, e.ok("log").stdout)
+		t.Fatalf("the real-tree bytes are in no task\n%s\n%s", r, e.ok("log").Stdout)
 	}
 	if !e.findInSomeTask("shared.txt", "through the overlay\n") {
-		t.Fatalf("the overlay bytes are in no task\n%s\n%s", r, e.ok("log").stdout)
+		t.Fatalf("the overlay bytes are in no task\n%s\n%s", r, e.ok("log").Stdout)
 	}
 }
 

@@ -34,7 +34,7 @@ if "$TA" run true 2> "$SCRATCH/nested.err"; then exit 99; fi`)
 				if err != nil {
 					t.Fatal(err)
 				}
-				decodeJSON(t, result{stdout: string(b)}, v)
+				decodeJSON(t, result{Stdout: string(b)}, v)
 			}
 			var st statusDoc
 			read("status.json", &st)
@@ -105,19 +105,19 @@ func TestControlSocketFromAnotherTerminal(t *testing.T) {
 			if st.State != "active" || st.Session == nil || st.Session.Pid != bg.Process.Pid {
 				t.Fatalf("status from another terminal (session pid %d): %+v", bg.Process.Pid, st)
 			}
-			out := e.ok("log").stdout
+			out := e.ok("log").Stdout
 			contains(t, "log from another terminal", out, "→")
 			r := e.fails(1, "run", "true")
-			contains(t, "second run", r.stderr, fmt.Sprintf("pid %d", bg.Process.Pid), "already running")
-			oneLine(t, r.stderr)
+			contains(t, "second run", r.Stderr, fmt.Sprintf("pid %d", bg.Process.Pid), "already running")
+			oneLine(t, r.Stderr)
 			if mode == "copy" {
 				// The child writes into the real tree: history cannot move.
 				r = e.fails(1, "undo")
-				oneLine(t, r.stderr)
+				oneLine(t, r.Stderr)
 			} else {
 				// The overlay's view moves at once; the real tree follows
 				// when the session ends.
-				contains(t, "undo inside a fuse session", e.ok("undo").stdout, "task 1 → task 0")
+				contains(t, "undo inside a fuse session", e.ok("undo").Stdout, "task 1 → task 0")
 			}
 			if err := bg.Wait(); err != nil {
 				t.Fatalf("session: %v\n%s", err, bgOut.String())
@@ -139,7 +139,7 @@ func TestRunExitStatus(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			r := e.fails(3, "run", "--mode", mode, "--", "sh", "-c", "echo x > f; exit 3")
-			contains(t, "exit 3", r.stderr, "session 1 ended (exit 3)")
+			contains(t, "exit 3", r.Stderr, "session 1 ended (exit 3)")
 			// Finalised although the child failed.
 			st := e.status()
 			if st.State != "completed" || st.Session.ExitCode == nil || *st.Session.ExitCode != 3 {
@@ -166,8 +166,8 @@ func TestRunMissingCommand(t *testing.T) {
 	e := newEnv(t)
 	pre := e.manifest()
 	r := e.fails(127, "run", "--mode", "copy", "--", "no-such-command-xyz", "arg")
-	if want := "timeagent: failed to start \"no-such-command-xyz\": command not found\n"; r.stderr != want {
-		t.Fatalf("stderr %q, want %q", r.stderr, want)
+	if want := "timeagent: failed to start \"no-such-command-xyz\": command not found\n"; r.Stderr != want {
+		t.Fatalf("stderr %q, want %q", r.Stderr, want)
 	}
 	if st := e.status(); st.State != "absent" || st.Session != nil {
 		t.Fatalf("status: %+v", st)
@@ -179,7 +179,7 @@ func TestRunMissingCommand(t *testing.T) {
 	// A path that exists but cannot be executed.
 	e.write("notexec", "data\n", 0o644)
 	r = e.ta("run", "--", "./notexec")
-	if r.code != 127 && r.code != 126 {
+	if r.Code != 127 && r.Code != 126 {
 		t.Fatalf("non-executable command: %s", r)
 	}
 	if l := e.log(); len(l.Tasks) != 0 {
@@ -205,8 +205,8 @@ func TestRunArgvUnchanged(t *testing.T) {
 			if string(got) != want {
 				t.Fatalf("argv:\n got %q\nwant %q", got, want)
 			}
-			if r.stdout != "" {
-				t.Fatalf("stdout is not the child's: %q", r.stdout)
+			if r.Stdout != "" {
+				t.Fatalf("stdout is not the child's: %q", r.Stdout)
 			}
 			st := e.status()
 			if fmt.Sprint(st.Session.Argv) != fmt.Sprint(argv) || len(st.Session.Argv) != len(argv) {
@@ -222,10 +222,10 @@ func TestRunStdoutClean(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.sh("copy", "echo hello; echo err >&2; echo x > f.txt")
-	if r.stdout != "hello\n" {
-		t.Fatalf("stdout %q, want the child's only", r.stdout)
+	if r.Stdout != "hello\n" {
+		t.Fatalf("stdout %q, want the child's only", r.Stdout)
 	}
-	contains(t, "stderr", r.stderr, "err\n", "session 1 ended (exit 0), copy mode, task 1: 1 created, 0 modified, 0 deleted", "+ f.txt")
+	contains(t, "stderr", r.Stderr, "err\n", "session 1 ended (exit 0), copy mode, task 1: 1 created, 0 modified, 0 deleted", "+ f.txt")
 }
 
 // TestRunForwardsSignals: SIGTERM, SIGINT and SIGHUP sent to timeagent
@@ -274,8 +274,8 @@ func TestRunDirAndEnv(t *testing.T) {
 	e := newEnv(t)
 	e.write("sub/keep", "", 0o644)
 	r := e.ok("-C", "sub", "run", "--", "sh", "-c", `pwd; echo "$TIMEAGENT_ROOT|$TIMEAGENT_SESSION"; test -n "$TIMEAGENT_CONTROL"`)
-	if want := e.path("sub") + "\n" + e.root + "|1\n"; r.stdout != want {
-		t.Fatalf("stdout %q, want %q", r.stdout, want)
+	if want := e.path("sub") + "\n" + e.root + "|1\n"; r.Stdout != want {
+		t.Fatalf("stdout %q, want %q", r.Stdout, want)
 	}
 	var st map[string]any
 	e.jsonOf(&st, "-C", "sub", "status", "--json")

@@ -30,7 +30,7 @@ func TestAutoFallsBackWhenMountFails(t *testing.T) {
 	e.home = e.path(".timeagent-state")
 	e.write("base.txt", "base\n", 0o644)
 	r := e.ok("run", "--", "sh", "-c", "echo agent > made.txt")
-	lines := noticeLines(r.stderr, "copy mode:")
+	lines := noticeLines(r.Stderr, "copy mode:")
 	if len(lines) != 1 || !strings.Contains(lines[0], "staging") {
 		t.Fatalf("want one line saying why the session runs in copy mode:\n%s", r)
 	}
@@ -51,8 +51,8 @@ func TestAutoFallsBackWhenMountFails(t *testing.T) {
 	before := e.log()
 
 	r = e.fails(1, "run", "--mode", "fuse", "--", "sh", "-c", "echo agent > never.txt")
-	contains(t, "--mode fuse", r.stderr, "fuse mode is not available", "staging dir is inside the root")
-	if strings.Contains(r.stderr, "TIMEAGENT_HOME") {
+	contains(t, "--mode fuse", r.Stderr, "fuse mode is not available", "staging dir is inside the root")
+	if strings.Contains(r.Stderr, "TIMEAGENT_HOME") {
 		t.Fatalf("a mount failure hints at the state directory:\n%s", r)
 	}
 	if exists(e.path("never.txt")) {
@@ -60,7 +60,7 @@ func TestAutoFallsBackWhenMountFails(t *testing.T) {
 	}
 	st := e.ok("status")
 	for _, bad := range []string{"died", "interrupted", "recovered"} {
-		if strings.Contains(st.stdout+st.stderr, bad) {
+		if strings.Contains(st.Stdout+st.Stderr, bad) {
 			t.Fatalf("a session that never started left a trace (%q):\n%s", bad, st)
 		}
 	}
@@ -81,12 +81,12 @@ func TestNoFuseDevice(t *testing.T) {
 	e := newEnv(t)
 	e.write("base.txt", "base\n", 0o644)
 	r := e.fails(1, "run", "--mode", "fuse", "--", "true")
-	contains(t, "--mode fuse without /dev/fuse", r.stderr, "/dev/fuse", "chmod 0666 /dev/fuse")
-	if strings.Contains(r.stderr, "TIMEAGENT_HOME") {
+	contains(t, "--mode fuse without /dev/fuse", r.Stderr, "/dev/fuse", "chmod 0666 /dev/fuse")
+	if strings.Contains(r.Stderr, "TIMEAGENT_HOME") {
 		t.Fatalf("a /dev/fuse error hints at the state directory:\n%s", r)
 	}
 	r = e.ok("run", "--", "sh", "-c", "echo agent > made.txt")
-	if lines := noticeLines(r.stderr, "copy mode:"); len(lines) != 1 || !strings.Contains(lines[0], "/dev/fuse") {
+	if lines := noticeLines(r.Stderr, "copy mode:"); len(lines) != 1 || !strings.Contains(lines[0], "/dev/fuse") {
 		t.Fatalf("want one line saying why the session runs in copy mode:\n%s", r)
 	}
 	e.ok("undo", "--yes")

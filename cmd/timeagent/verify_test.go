@@ -57,7 +57,7 @@ func TestVerifyClean(t *testing.T) {
 	writeFile(t, e.path("base.bin"), randomBytes(41, 64<<10), 0o644)
 	e.sh("copy", `echo a1 > a.txt`)
 	r := e.ok("verify")
-	contains(t, "verify", r.stdout, "journal verified")
+	contains(t, "verify", r.Stdout, "journal verified")
 	e.goldenOK("verify-clean", "verify", "--json")
 }
 
@@ -67,17 +67,17 @@ func TestVerifyDamaged(t *testing.T) {
 	t.Parallel()
 	e, _, m2 := damagedEnv(t)
 	r := e.fails(1, "verify")
-	t.Logf("verify:\n%s%s", r.stdout, r.stderr)
-	oneLine(t, r.stderr)
-	contains(t, "verify", r.stdout,
+	t.Logf("verify:\n%s%s", r.Stdout, r.Stderr)
+	oneLine(t, r.Stderr)
+	contains(t, "verify", r.Stdout,
 		"damaged chunk ", "content lost", "; needed by task 1 before base.bin\n",
 		"1 damaged record(s); tasks affected: 1; paths affected: base.bin\n", "next: ")
 	r = e.fails(1, "verify", "--json")
-	e.golden("verify-damaged", r.stdout)
+	e.golden("verify-damaged", r.Stdout)
 	var doc struct {
 		Error string `json:"error"`
 	}
-	decodeJSON(t, result{stdout: r.stderr}, &doc)
+	decodeJSON(t, result{Stdout: r.Stderr}, &doc)
 	contains(t, "verify --json stderr", doc.Error, "damaged")
 	sameManifest(t, "after verify", m2, e.manifest())
 }
@@ -94,14 +94,14 @@ func TestUndoDamagedBlob(t *testing.T) {
 	sameManifest(t, "undo of task 2", m1, e.manifest())
 
 	r := e.fails(1, "undo")
-	t.Logf("refused undo: %s", r.stderr)
-	oneLine(t, r.stderr)
-	contains(t, "undo needing damaged content", r.stderr,
+	t.Logf("refused undo: %s", r.Stderr)
+	oneLine(t, r.Stderr)
+	contains(t, "undo needing damaged content", r.Stderr,
 		"undo (task 1 to 0) refused, nothing was changed", "base.bin (its before state in task 1)", "read blob ", "timeagent verify")
 	sameManifest(t, "after the refused undo", m1, e.manifest())
 	for _, args := range [][]string{{"status"}, {"log"}, {"diff"}} {
 		r := e.ok(args...)
-		if strings.Contains(r.stderr, "recovered") {
+		if strings.Contains(r.Stderr, "recovered") {
 			t.Fatalf("%v after the refused undo recovered something (an intent was left):\n%s", args, r)
 		}
 	}
@@ -131,9 +131,9 @@ func TestVerifyUnopenable(t *testing.T) {
 		writeFile(t, f, bytes.Repeat([]byte("garbage!"), 512), 0o600)
 	}
 	r := e.fails(1, "verify")
-	oneLine(t, r.stderr)
-	contains(t, "verify of an unopenable journal", r.stdout, "damaged journal: it cannot be opened", "next: ")
-	if strings.Contains(r.stderr+r.stdout, "run `timeagent verify`") {
+	oneLine(t, r.Stderr)
+	contains(t, "verify of an unopenable journal", r.Stdout, "damaged journal: it cannot be opened", "next: ")
+	if strings.Contains(r.Stderr+r.Stdout, "run `timeagent verify`") {
 		t.Errorf("verify sends the user to verify:\n%s", r)
 	}
 	r = e.fails(1, "verify", "--json")

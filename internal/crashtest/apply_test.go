@@ -42,7 +42,7 @@ func TestKillApply(t *testing.T) {
 		writeFile(t, e.path(fmt.Sprintf("many/d%d/f%d", i/perDir, i)), b, 0o644)
 	}
 	pre := e.manifest()
-	if r := e.ta(append([]string{"run", "--mode", "copy", "--"}, agentArgv("many")...)...); r.code != 0 {
+	if r := e.ta(append([]string{"run", "--mode", "copy", "--"}, agentArgv("many")...)...); r.Code != 0 {
 		t.Fatalf("the session: %s", r)
 	}
 	post := e.manifest()
@@ -107,13 +107,13 @@ func TestKillApply(t *testing.T) {
 		// One plain status per round: it finishes the apply, says so on
 		// stderr, and names the active task.
 		r := e.ta("status")
-		if r.code != 0 {
+		if r.Code != 0 {
 			t.Fatalf("round %d: status after a killed %s:\n%s", round, action, r)
 		}
-		if strings.Contains(r.stderr, "finished an interrupted") {
+		if strings.Contains(r.Stderr, "finished an interrupted") {
 			midApply++
 		}
-		m := activeRE.FindStringSubmatch(r.stdout)
+		m := activeRE.FindStringSubmatch(r.Stdout)
 		if m == nil {
 			t.Fatalf("round %d: no active task in status:\n%s", round, r)
 		}

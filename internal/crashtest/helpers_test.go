@@ -4,7 +4,6 @@ package crashtest
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"github.com/timeagent-dev/timeagent/internal/testrepo"
@@ -140,30 +139,8 @@ func (e *env) write(rel, content string, perm os.FileMode) {
 	writeFile(e.t, e.path(rel), []byte(content), perm)
 }
 
-func writeFile(t *testing.T, p string, b []byte, perm os.FileMode) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, perm); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(p, perm); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// result is what one timeagent invocation did.
-type result struct {
-	args   []string
-	stdout string
-	stderr string
-	code   int
-}
-
-func (r result) String() string {
-	return fmt.Sprintf("timeagent %q: exit %d\nstdout:\n%s\nstderr:\n%s", r.args, r.code, r.stdout, r.stderr)
-}
+// result is what one timeagent invocation did (testrepo.Result).
+type result = testrepo.Result
 
 // cmd is a timeagent command run in dir (the root when empty), stdin not a
 // terminal.
@@ -192,47 +169,13 @@ const cmdTimeout = 2 * time.Minute
 
 func (e *env) taIn(dir string, args ...string) result {
 	e.t.Helper()
-	cmd := e.cmd(dir, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		e.t.Fatalf("timeagent %q: %v", args, err)
-	}
-	// A command that hangs (a mount nobody serves) must fail the test, with
-	// the goroutines of the stuck timeagent on its stderr (SIGQUIT).
-	hung := time.AfterFunc(cmdTimeout, func() { _ = cmd.Process.Signal(syscall.SIGQUIT) })
-	err := cmd.Wait()
-	if !hung.Stop() {
-		e.t.Fatalf("timeagent %q hung for %v: killed with SIGQUIT:\n%s\n%s", args, cmdTimeout, out.String(), errb.String())
-	}
-	r := result{args: args, stdout: out.String(), stderr: errb.String()}
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			e.t.Fatalf("timeagent %q: %v", args, err)
-		}
-		r.code = ee.ExitCode()
-	}
-	if !e.crashOK {
-		noCrash(e.t, r)
-	}
-	return r
-}
-
-// noCrash fails the test when the output shows a Go panic or fatal error.
-func noCrash(t *testing.T, r result) {
-	t.Helper()
-	for _, s := range []string{"panic:", "goroutine ", "fatal error:", "SIGSEGV", "SIGBUS"} {
-		if strings.Contains(r.stderr, s) || strings.Contains(r.stdout, s) {
-			t.Fatalf("a Go crash (%q) in the output:\n%s", s, r)
-		}
-	}
+	return testrepo.Run(e.t, e.cmd(dir, args...), args, cmdTimeout, e.crashOK)
 }
 
 func (e *env) ok(args ...string) result {
 	e.t.Helper()
 	r := e.ta(args...)
-	if r.code != 0 {
+	if r.Code != 0 {
 		e.t.Fatalf("want exit 0:\n%s", r)
 	}
 	return r
@@ -431,25 +374,6 @@ func (e *env) manifest() string {
 	return manifest(e.t, e.root)
 }
 
-// manifest describes the whole tree under root (testrepo.Manifest).
-func manifest(t *testing.T, root string) string {
-	t.Helper()
-	m, err := testrepo.Manifest(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// sameManifest fails the test when got differs from want, listing the lines
-// that differ.
-func sameManifest(t *testing.T, what, want, got string) {
-	t.Helper()
-	if d := manifestDiff(want, got); d != "" {
-		t.Fatalf("%s: manifest differs (- want, + got):\n%s", what, d)
-	}
-}
-
 func manifestDiff(want, got string) string { return testrepo.Diff(want, got, 40) }
 
 // statusDoc is the part of `status --json` the tests read.
@@ -469,24 +393,14 @@ type statusDoc struct {
 
 func decodeStatus(t *testing.T, r result) statusDoc {
 	t.Helper()
-	if r.code != 0 {
+	if r.Code != 0 {
 		t.Fatalf("status failed:\n%s", r)
 	}
 	var st statusDoc
-	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, r)
 	}
 	return st
-}
-
-// contains fails the test unless s contains every one of subs.
-func contains(t *testing.T, what, s string, subs ...string) {
-	t.Helper()
-	for _, sub := range subs {
-		if !strings.Contains(s, sub) {
-			t.Fatalf("%s: want %q in:\n%s", what, sub, s)
-		}
-	}
 }
 
 // oneLine fails unless s is exactly one line starting with "timeagent: ".
@@ -495,22 +409,6 @@ func oneLine(t *testing.T, what, s string) {
 	if !strings.HasPrefix(s, "timeagent: ") || strings.Count(s, "\n") != 1 || !strings.HasSuffix(s, "\n") {
 		t.Fatalf("%s: want one line \"timeagent: …\" on stderr, got:\n%q", what, s)
 	}
-}
-
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func exists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
 }
 
 func (e *env) read(rel string) string {
@@ -569,3 +467,14 @@ func (e *env) noStaging(what string) {
 		e.t.Fatalf("%s: staging files left in the state dir: %v", what, left)
 	}
 }
+
+// The shared harness (internal/testrepo), under the names these tests use.
+var (
+	writeFile    = testrepo.WriteFile
+	manifest     = testrepo.ManifestOf
+	sameManifest = testrepo.SameManifest
+	contains     = testrepo.Contains
+	waitFor      = testrepo.WaitFor
+	exists       = testrepo.Exists
+	noCrash      = testrepo.NoCrash
+)

@@ -61,7 +61,7 @@ func TestCorruptJournal(t *testing.T) {
 			rng.Read(b)
 			writeFile(t, filepath.Join(e.scratch, "new1"), b, 0o644)
 			pre := e.manifest()
-			if r := e.ta("run", "--mode", "copy", "--", "sh", "-c", `cp "$SCRATCH/new1" big1; rm big2; echo x > a`); r.code != 0 {
+			if r := e.ta("run", "--mode", "copy", "--", "sh", "-c", `cp "$SCRATCH/new1" big1; rm big2; echo x > a`); r.Code != 0 {
 				t.Fatalf("session: %s", r)
 			}
 			post := e.manifest()
@@ -75,17 +75,17 @@ func TestCorruptJournal(t *testing.T) {
 			for _, args := range [][]string{{"status"}, {"log"}, {"diff"}, {"verify"}, {"undo", "--yes"},
 				{"status"}, {"redo", "--yes"}, {"recover"}, {"undo", "--yes"}, {"verify"}} {
 				r := e.ta(args...)
-				t.Logf("%s: exit %d: %s", strings.Join(args, " "), r.code, firstLine(r.stderr))
-				if r.code != 0 {
-					oneLine(t, strings.Join(args, " "), r.stderr)
+				t.Logf("%s: exit %d: %s", strings.Join(args, " "), r.Code, firstLine(r.Stderr))
+				if r.Code != 0 {
+					oneLine(t, strings.Join(args, " "), r.Stderr)
 				}
 				if args[0] == "verify" {
-					if r.code != 1 {
+					if r.Code != 1 {
 						t.Fatalf("verify of a damaged journal: want exit 1:\n%s", r)
 					}
-					contains(t, "verify", strings.ToLower(r.stdout+r.stderr), "damage")
-					if strings.Contains(r.stderr, "finish the interrupted") {
-						t.Errorf("verify did not run: the recovery it runs first failed (%s)", firstLine(r.stderr))
+					contains(t, "verify", strings.ToLower(r.Stdout+r.Stderr), "damage")
+					if strings.Contains(r.Stderr, "finish the interrupted") {
+						t.Errorf("verify did not run: the recovery it runs first failed (%s)", firstLine(r.Stderr))
 					}
 				}
 				got := e.manifest()
@@ -113,7 +113,7 @@ func TestEmptyJournalFile(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			pre := e.manifest()
-			if r := e.ta("run", "--mode", "copy", "--", "sh", "-c", "echo x > a"); r.code != 0 {
+			if r := e.ta("run", "--mode", "copy", "--", "sh", "-c", "echo x > a"); r.Code != 0 {
 				t.Fatalf("session: %s", r)
 			}
 			dirs, _ := filepath.Glob(filepath.Join(e.home, "roots", "*", "journal"))
@@ -130,7 +130,7 @@ func TestEmptyJournalFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := e.ta("status")
-			if r.code != 0 {
+			if r.Code != 0 {
 				t.Fatalf("an empty %s file left by a kill -9 makes status fail:\n%s", ext, r)
 			}
 			e.ok("undo")

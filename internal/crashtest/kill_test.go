@@ -78,10 +78,10 @@ func TestKillSession(t *testing.T) {
 			onlyAgentPaths(t, pre, post)
 
 			r = e.ta("undo")
-			if r.code != 1 {
+			if r.Code != 1 {
 				t.Fatalf("undo of an interrupted session without a terminal and without --yes: want exit 1:\n%s", r)
 			}
-			contains(t, "refused undo", r.stderr, "interrupted", "--yes")
+			contains(t, "refused undo", r.Stderr, "interrupted", "--yes")
 			sameManifest(t, "after the refused undo", post, e.manifest())
 
 			e.ok("undo", "--yes")
@@ -154,7 +154,7 @@ func TestStaleMount(t *testing.T) {
 	if err != nil {
 		t.Fatalf("timeagent recover in the user's terminal: %v\n%s", err, b)
 	}
-	noCrash(t, result{args: []string{"recover"}, stdout: string(b)})
+	noCrash(t, result{Args: []string{"recover"}, Stdout: string(b)})
 	contains(t, "recover's explanation", string(b), "stale", e.root, "had died")
 	e.readable("after recover")
 	e.agentWork("after recover")
@@ -255,11 +255,11 @@ func TestSecondRun(t *testing.T) {
 	post := e.manifest()
 
 	r := e.ta("run", "--mode", "copy", "--", "sh", "-c", `echo second > second`)
-	if r.code != 1 {
+	if r.Code != 1 {
 		t.Fatalf("second run: want exit 1:\n%s", r)
 	}
-	oneLine(t, "second run", r.stderr)
-	contains(t, "second run", r.stderr, "pid "+strconv.Itoa(p.pid()))
+	oneLine(t, "second run", r.Stderr)
+	contains(t, "second run", r.Stderr, "pid "+strconv.Itoa(p.pid()))
 	sameManifest(t, "after the refused run", post, e.manifest())
 
 	p.kill9(t)
@@ -274,10 +274,10 @@ func TestSecondRun(t *testing.T) {
 	}
 
 	r = e.ta("run", "--mode", "copy", "--", "sh", "-c", `echo third > third`)
-	if r.code != 0 {
+	if r.Code != 0 {
 		t.Fatalf("run after the stale lock: want exit 0:\n%s", r)
 	}
-	contains(t, "run after a dead session", r.stderr, "recovered", "had died")
+	contains(t, "run after a dead session", r.Stderr, "recovered", "had died")
 	if got := e.read("third"); got != "third\n" {
 		t.Fatalf("third = %q", got)
 	}
@@ -312,10 +312,10 @@ func TestFirstCommandAfterKill(t *testing.T) {
 			} else {
 				r = e.taOut(first...)
 			}
-			if r.code != 0 {
+			if r.Code != 0 {
 				t.Fatalf("first command after kill -9:\n%s", r)
 			}
-			contains(t, name+" after kill -9", r.stderr, "recovered: detached a stale overlay mount", "had died")
+			contains(t, name+" after kill -9", r.Stderr, "recovered: detached a stale overlay mount", "had died")
 			e.readable("after " + name)
 			if first[0] == "undo" {
 				sameManifest(t, "after undo --yes", pre, e.manifest())

@@ -96,14 +96,14 @@ func TestKillSessionEnd(t *testing.T) {
 		}
 		first := firsts[round%len(firsts)]
 		r := e.taOut(first...)
-		if r.code != 0 {
+		if r.Code != 0 {
 			t.Fatalf("round %d (%s after %v): %s", round, phase, delay, r)
 		}
 		if strings.Contains(phase, "before the overlay") || strings.Contains(phase, "middle") || strings.Contains(phase, "before the apply wrote") {
-			contains(t, fmt.Sprintf("round %d (%s): %s", round, phase, first[0]), r.stdout+r.stderr, "recovered:", "had died")
+			contains(t, fmt.Sprintf("round %d (%s): %s", round, phase, first[0]), r.Stdout+r.Stderr, "recovered:", "had died")
 		}
 		if strings.Contains(phase, "before the overlay") {
-			contains(t, fmt.Sprintf("round %d (%s): %s", round, phase, first[0]), r.stdout+r.stderr, "detached a stale overlay mount")
+			contains(t, fmt.Sprintf("round %d (%s): %s", round, phase, first[0]), r.Stdout+r.Stderr, "detached a stale overlay mount")
 		}
 		e.readable(fmt.Sprintf("round %d (%s), after %s", round, phase, first[0]))
 		e.noStaging(fmt.Sprintf("round %d (%s), after %s", round, phase, first[0]))
@@ -185,13 +185,13 @@ func TestKillIsolated(t *testing.T) {
 			sameManifest(t, "the real tree after the kill", pre, e.manifest())
 
 			r := e.taOut("recover")
-			if r.code != 0 {
+			if r.Code != 0 {
 				t.Fatalf("recover: %s", r)
 			}
 			st := decodeStatus(t, e.ta("status", "--json"))
-			t.Logf("recover: %s; status: %s, active %d, applied %d", strings.TrimSpace(r.stdout+r.stderr), st.State, st.ActiveTask, st.AppliedTask)
+			t.Logf("recover: %s; status: %s, active %d, applied %d", strings.TrimSpace(r.Stdout+r.Stderr), st.State, st.ActiveTask, st.AppliedTask)
 			if who == "namespaced" {
-				contains(t, "recover after the kill", r.stdout+r.stderr, "isolated session 1", "had died", "not changed", "timeagent apply")
+				contains(t, "recover after the kill", r.Stdout+r.Stderr, "isolated session 1", "had died", "not changed", "timeagent apply")
 				if st.State != "interrupted" {
 					t.Fatalf("status after a killed isolated session: %+v", st)
 				}
@@ -294,10 +294,10 @@ func TestKillInSessionMove(t *testing.T) {
 				what := fmt.Sprintf("round %d (%s killed %v after the agent's marker; the move takes %v)", round, tc.move, delay, window)
 
 				r := e.taOut("recover")
-				if r.code != 0 {
+				if r.Code != 0 {
 					t.Fatalf("%s: recover: %s", what, r)
 				}
-				contains(t, what+": recover", r.stdout, "had died")
+				contains(t, what+": recover", r.Stdout, "had died")
 				e.readable(what)
 				e.noStaging(what)
 				st := decodeStatus(t, e.ta("status", "--json"))
@@ -333,7 +333,7 @@ func TestKillInSessionMove(t *testing.T) {
 				switch {
 				case st.ActiveTask != moved && st.ActiveTask != stayed:
 					t.Fatalf("%s: active task %d after recover; the design allows %d (move not recorded) or %d (recorded)\n%s",
-						what, st.ActiveTask, stayed, moved, r.stdout)
+						what, st.ActiveTask, stayed, moved, r.Stdout)
 				case tc.move == "checkpoint" && len(st.Session.Tasks) == 2 && !recorded:
 					t.Fatalf("%s: the checkpoint's task %d exists but the active task is %d", what, moved, st.ActiveTask)
 				case recorded && returned:
@@ -384,10 +384,10 @@ func TestKillReservedTask(t *testing.T) {
 	m1, m2 := e.scratchFile("m1"), e.scratchFile("m2")
 	p.kill9(t)
 	r := e.taOut("recover")
-	if r.code != 0 {
+	if r.Code != 0 {
 		t.Fatalf("recover: %s", r)
 	}
-	t.Logf("recover: %s", strings.TrimSpace(r.stdout))
+	t.Logf("recover: %s", strings.TrimSpace(r.Stdout))
 	e.readable("after recover")
 	st := decodeStatus(t, e.ta("status", "--json"))
 	if st.Session == nil || len(st.Session.Tasks) != 2 || st.ActiveTask != st.Session.Tasks[1] {
@@ -426,7 +426,7 @@ func parentOf(t *testing.T, e *env, id uint64) uint64 {
 			Parent uint64 `json:"parent"`
 		} `json:"tasks"`
 	}
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &doc) != nil {
+	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &doc) != nil {
 		t.Fatalf("log --json: %s", r)
 	}
 	for _, task := range doc.Tasks {
@@ -434,7 +434,7 @@ func parentOf(t *testing.T, e *env, id uint64) uint64 {
 			return task.Parent
 		}
 	}
-	t.Fatalf("task %d not in log --json:\n%s", id, r.stdout)
+	t.Fatalf("task %d not in log --json:\n%s", id, r.Stdout)
 	return 0
 }
 

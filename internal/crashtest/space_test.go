@@ -63,9 +63,9 @@ func TestNoSpaceWhileJournaling(t *testing.T) {
 	e.crashOK = true
 	r := e.ta(append([]string{"run", "--mode", "fuse", "--"}, agentArgv("fill")...)...)
 	e.crashOK = false
-	t.Logf("run: exit %d, stderr:\n%.1500s", r.code, r.stderr)
-	if strings.Contains(r.stderr, "fatal error:") || strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "SIGBUS") {
-		t.Errorf("run crashed on a full journal disk (exit %d):\n%.1500s", r.code, r.stderr)
+	t.Logf("run: exit %d, stderr:\n%.1500s", r.Code, r.Stderr)
+	if strings.Contains(r.Stderr, "fatal error:") || strings.Contains(r.Stderr, "panic:") || strings.Contains(r.Stderr, "SIGBUS") {
+		t.Errorf("run crashed on a full journal disk (exit %d):\n%.1500s", r.Code, r.Stderr)
 	}
 	b, err := os.ReadFile(filepath.Join(e.scratch, "fill.json"))
 	if err != nil {
@@ -90,10 +90,10 @@ func TestNoSpaceWhileJournaling(t *testing.T) {
 	st := decodeStatus(t, e.taOut("status", "--json"))
 	t.Logf("status: state %s, active %d, applied %d", st.State, st.ActiveTask, st.AppliedTask)
 	e.readable("after status")
-	if r := e.ta("verify"); r.code != 0 {
+	if r := e.ta("verify"); r.Code != 0 {
 		t.Errorf("verify after freeing space:\n%s", r)
 	}
-	if r := e.ta("undo", "--yes", "--session"); r.code != 0 {
+	if r := e.ta("undo", "--yes", "--session"); r.Code != 0 {
 		t.Fatalf("undo after freeing space:\n%s", r)
 	}
 	sameManifest(t, "after undo", pre, e.manifest())

@@ -27,6 +27,7 @@ var rank = map[string]int{
 	"cmd/timeagent":       6,
 	"cmd/timeagent-bench": 6,
 	"internal/crashtest":  6,
+	"internal/modeltest":  6,
 }
 
 func TestLayering(t *testing.T) {
