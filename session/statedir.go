@@ -143,7 +143,7 @@ func privateDirs(base string, names ...string) error {
 			if err := os.Chmod(p, 0o700); err != nil {
 				return fmt.Errorf("%w: protect %s: %w", ErrStateDir, p, err)
 			}
-		} else if fi.Mode().Perm()&0o022 != 0 {
+		} else if othersCanWrite(fi) {
 			return fmt.Errorf("%w: %s is writable by other users: run chmod go-w %s, or set %s", ErrStateDir, p, p, HomeEnv)
 		}
 	}

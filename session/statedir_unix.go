@@ -17,3 +17,7 @@ func ownedByCaller(fi fs.FileInfo) (int, bool) {
 	}
 	return int(st.Uid), int(st.Uid) == os.Geteuid()
 }
+
+// othersCanWrite reports whether users other than the owner may write to
+// the directory.
+func othersCanWrite(fi fs.FileInfo) bool { return fi.Mode().Perm()&0o022 != 0 }

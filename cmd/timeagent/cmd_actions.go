@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -113,7 +114,42 @@ func ingestSession(ws *session.Workspace, id uint64) error {
 	if err != nil {
 		return nil // keep damaged records on disk for inspection
 	}
-	return os.RemoveAll(sessionDir(ws.StateDir, id))
+	if err := removeTree(dir); err != nil {
+		return err
+	}
+	// The rest is the proxies, which may be hard links to this very
+	// executable: Windows lets nobody remove those while it runs. What is
+	// left goes at a later command.
+	_ = removeTree(sessionDir(ws.StateDir, id))
+	return nil
+}
+
+// removeTree removes dir and everything below it. os.RemoveAll fails under
+// wine (its directory handles do not support unlinkat), so where it fails
+// the tree is removed entry by entry with os.Remove, deepest first, each
+// made writable first (Windows refuses to remove a read-only file).
+func removeTree(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	for i := len(paths) - 1; i >= 0; i-- {
+		_ = os.Chmod(paths[i], 0o700) // Windows refuses to remove a read-only file
+		if err := os.Remove(paths[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", paths[i], err)
+		}
+	}
+	return nil
 }
 
 // ingestPending ingests the action logs of sessions that are no longer
