@@ -66,6 +66,7 @@ type model struct {
 	tasks    map[uint64]*task
 	active   uint64
 	current  uint64
+	reserved uint64 // the id reserved for a fuse session's next task (cow.Reserve)
 	clock    uint64
 	cur      tree            // the real tree
 	known    map[string]bool // paths the stat cache has seen (copy scans, applies)
@@ -118,8 +119,22 @@ func (m *model) children(id uint64) []uint64 {
 
 // newTask creates a task under parent; activate visits it.
 func (m *model) newTask(parent uint64, kind string, layer map[string]change, activate bool) uint64 {
-	m.current++
-	t := &task{id: m.current, parent: parent, kind: kind, layer: layer}
+	return m.newTaskID(max(m.current, m.reserved)+1, parent, kind, layer, activate)
+}
+
+// reserve is cow.Reserve: the reserved id while it is above every task,
+// else a new one; no other task takes it.
+func (m *model) reserve() uint64 {
+	if m.reserved <= m.current {
+		m.reserved = max(m.current, m.reserved) + 1
+	}
+	return m.reserved
+}
+
+// newTaskID creates task id under parent; activate visits it.
+func (m *model) newTaskID(id, parent uint64, kind string, layer map[string]change, activate bool) uint64 {
+	m.current = max(m.current, id)
+	t := &task{id: id, parent: parent, kind: kind, layer: layer}
 	m.tasks[t.id] = t
 	if kind == "agent" {
 		for _, c := range layer {
@@ -204,7 +219,7 @@ func (m *model) moveView(to uint64, real bool) {
 		m.replaced(m.cur.get(p), target.get(p))
 		m.cur.set(p, target.get(p))
 		if real {
-			m.known[p] = true
+			m.known[p] = target.get(p) != absent
 			m.cache.set(p, target.get(p))
 		}
 	}
@@ -439,7 +454,7 @@ func (h *history) session(mode string, isolate, kill bool) {
 		l := diff(seg, m.cur)
 		if pending {
 			if len(l) > 0 {
-				open = m.newTask(pendingParent, "agent", l, true)
+				open = m.newTaskID(m.reserved, pendingParent, "agent", l, true)
 				pending = false
 			}
 		} else {
@@ -485,10 +500,10 @@ func (h *history) session(mode string, isolate, kill bool) {
 			seal()
 			if wasPending && pending {
 				// A checkpoint records the reserved task even when empty.
-				open = m.newTask(pendingParent, "agent", map[string]change{}, true)
+				open = m.newTaskID(m.reserved, pendingParent, "agent", map[string]change{}, true)
 				pending = false
 			}
-			open = m.newTask(open, "agent", map[string]change{}, true)
+			open = m.newTaskID(m.reserve(), open, "agent", map[string]change{}, true)
 		case "undo":
 			if pending && pendingParent == 0 && len(diff(seg, m.cur)) == 0 {
 				continue // at the base: nothing to undo
@@ -497,11 +512,15 @@ func (h *history) session(mode string, isolate, kill bool) {
 			ops = append(ops, op{kind: k})
 			to := m.tasks[m.active].parent
 			m.moveView(to, false)
+			m.reserve()
 			pending, pendingParent = true, to
 			seg = m.cur.clone()
 		}
 	}
 	seal()
+	if pending {
+		m.reserved = 0 // released at the end: no task took it
+	}
 	args := []string{"run", "--mode", mode}
 	if isolate {
 		args = append(args, "--isolate")
@@ -531,7 +550,7 @@ func (h *history) session(mode string, isolate, kill bool) {
 	// session's base to the last task, drift kept under the base.
 	_, target, touched := m.keepDrift(lower, base, base, m.active)
 	for _, p := range touched {
-		m.known[p] = true
+		m.known[p] = target.get(p) != absent
 		m.cache.set(p, target.get(p))
 	}
 	m.cur = final
