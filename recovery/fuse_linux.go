@@ -21,19 +21,7 @@ import (
 )
 
 // timeagentMounts returns the mount points of timeagent overlays.
-func timeagentMounts() ([]string, error) {
-	mounts, err := mountinfo.Read()
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, m := range mounts {
-		if m.FSType == "fuse.timeagent" {
-			out = append(out, m.Point)
-		}
-	}
-	return out, nil
-}
+func timeagentMounts() ([]string, error) { return mountinfo.Overlays() }
 
 // DetachDeadAbove lazily unmounts a timeagent overlay whose server died and
 // that covers path (the user's directory may be inside a dead mount, which

@@ -88,7 +88,7 @@ func detachOtherOverlays() error {
 	}
 	var errs []error
 	for _, m := range mounts {
-		if m.FSType != "fuse.timeagent" {
+		if m.FSType != mountinfo.OverlayType {
 			continue
 		}
 		err := syscall.Unmount(m.Point, syscall.MNT_DETACH)

@@ -25,16 +25,4 @@ func processStopped(pid int) bool {
 }
 
 // overlayMounts returns the mount points of timeagent overlays.
-func overlayMounts() ([]string, error) {
-	mounts, err := mountinfo.Read()
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, m := range mounts {
-		if m.FSType == "fuse.timeagent" {
-			out = append(out, m.Point)
-		}
-	}
-	return out, nil
-}
+func overlayMounts() ([]string, error) { return mountinfo.Overlays() }

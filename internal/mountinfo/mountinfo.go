@@ -59,3 +59,22 @@ func Unescape(s string) string {
 	}
 	return b.String()
 }
+
+// OverlayType is the file system type of timeagent's FUSE overlays.
+const OverlayType = "fuse.timeagent"
+
+// Overlays returns the mount points of timeagent's overlays, in mount
+// table order.
+func Overlays() ([]string, error) {
+	mounts, err := Read()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range mounts {
+		if m.FSType == OverlayType {
+			out = append(out, m.Point)
+		}
+	}
+	return out, nil
+}
