@@ -137,6 +137,15 @@ func prepareDir(dir string) error {
 			other = append(other, e.Name())
 		}
 	}
+	if !manifest && len(other) == 1 && other[0] == "MANIFEST-REWRITE" {
+		// badger writes the first MANIFEST as MANIFEST-REWRITE and renames
+		// it, before any other file: a journal whose creation was killed
+		// there holds nothing, and is created again.
+		if err := os.Remove(filepath.Join(dir, "MANIFEST-REWRITE")); err != nil {
+			return fmt.Errorf("open journal %s: remove an unfinished MANIFEST-REWRITE: %w", dir, err)
+		}
+		return nil
+	}
 	if !manifest && len(other) > 0 {
 		return fmt.Errorf("open journal %s: %w: not a journal (no MANIFEST, holds %q)", dir, ErrCorrupt, other[0])
 	}

@@ -124,6 +124,37 @@ func TestOpenNotAJournal(t *testing.T) {
 	}
 }
 
+// TestOpenUnfinishedCreation: a journal whose creation was killed while
+// badger wrote its first MANIFEST (as MANIFEST-REWRITE, renamed after) holds
+// nothing yet and is created again, not refused as damaged; with any other
+// file beside it, it is still refused.
+func TestOpenUnfinishedCreation(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "MANIFEST-REWRITE"), []byte("Bdgr"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j, err := Open(dir, "/r")
+	if err != nil {
+		t.Fatalf("open after an unfinished creation: %v", err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
+		t.Fatalf("no MANIFEST after the creation: %v", err)
+	}
+
+	other := t.TempDir()
+	for _, f := range []string{"MANIFEST-REWRITE", "000001.vlog"} {
+		if err := os.WriteFile(filepath.Join(other, f), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Open(other, "/r"); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("MANIFEST-REWRITE beside a value log: got %v, want ErrCorrupt", err)
+	}
+}
+
 func TestClassifyOpenError(t *testing.T) {
 	cases := []struct {
 		name   string

@@ -182,17 +182,26 @@ func finishDeadCopy(t Target, last tasks.ID) (int, error) {
 	if last == 0 {
 		return 0, nil
 	}
-	st, err := j.State()
-	if err != nil {
-		return 0, err
-	}
 	task, err := j.Task(last)
 	if err != nil {
 		return 0, err
 	}
-	task.Ended, task.Files = t.now(), len(changes)
-	if err := cow.CommitTask(j, task, changes, st); err != nil {
-		return 0, err
+	if task.Ended.IsZero() {
+		// The task is open: the cache is the scan it started from.
+		st, err := j.State()
+		if err != nil {
+			return 0, err
+		}
+		task.Ended, task.Files = t.now(), len(changes)
+		if err := cow.CommitTask(j, task, changes, st); err != nil {
+			return 0, err
+		}
+	} else {
+		// The session died after sealing its last task and before saving
+		// the scan that sealed it: the task holds its changes already
+		// (recording them again against the older cache would replace
+		// them), and the cache only has to catch up.
+		changes = nil
 	}
 	up := make(map[string]journal.StatEntry)
 	for p, e := range m {

@@ -13,18 +13,28 @@ import (
 type copyRecorder struct{}
 
 func (copyRecorder) seal(a *Active, _, _ tasks.ID) ([]journal.Change, error) {
-	j := a.W.Journal
-	m, skipped, err := cow.Scan(a.W.Tree, j, cow.ScanOptions{Cache: a.last, Exclude: a.W.Exclude(), Progress: a.opts.progress()})
+	m, skipped, err := cow.Scan(a.W.Tree, a.W.Journal, cow.ScanOptions{Cache: a.last, Exclude: a.W.Exclude(), Progress: a.opts.progress()})
 	if err != nil {
 		return nil, fmt.Errorf("scan %s: %w", a.W.Root, err)
 	}
 	a.notifySkipped(skipped)
-	changes := cow.Diff(a.last, m)
-	if err := saveStats(j, a.last, m); err != nil {
-		return nil, err
+	a.sealed = m
+	return cow.Diff(a.last, m), nil
+}
+
+// committed saves the sealed task's scan as the stat cache. Before this,
+// the cache still holds the scan the task started from: a crash between
+// the task's commit and here leaves a sealed task and that cache, which
+// recovery rescans without recording the task again.
+func (copyRecorder) committed(a *Active) error {
+	if a.sealed == nil {
+		return nil
 	}
-	a.last = m
-	return changes, nil
+	if err := saveStats(a.W.Journal, a.last, a.sealed); err != nil {
+		return err
+	}
+	a.last, a.sealed = a.sealed, nil
+	return nil
 }
 
 func (copyRecorder) stop(*Active) error { return nil }

@@ -97,6 +97,8 @@ func (r *fuseRecorder) stop(a *Active) error {
 	return nil
 }
 
+func (r *fuseRecorder) committed(*Active) error { return nil }
+
 // abandonMount unmounts an overlay whose session could not be recorded.
 func (r *fuseRecorder) abandonMount() error {
 	err := r.o.Unmount()

@@ -95,6 +95,7 @@ type Active struct {
 	pendingParent tasks.ID
 	last          cow.Manifest // the copy-mode scan the open task started from
 	first         cow.Manifest // the copy-mode scan the session started from
+	sealed        cow.Manifest // the copy-mode scan of a sealed task, saved once it is committed
 	rec           recorder
 }
 
@@ -106,6 +107,11 @@ type recorder interface {
 	// seal records the open task t's layer and returns its changes; later
 	// changes go to next (0 at the end of the session).
 	seal(a *Active, t, next tasks.ID) ([]journal.Change, error)
+	// committed is called once the task seal returned is committed: copy
+	// mode saves the scan as the stat cache only then, so a crash in
+	// between leaves a cache the open task's changes can be found from
+	// again (recovery scans against it).
+	committed(a *Active) error
 	// close ends the session's capture after the last task is sealed (fuse
 	// mode: applies the session's work to the real tree).
 	close(a *Active) error
@@ -472,6 +478,9 @@ func (a *Active) end(code int) (Result, error) {
 		if err := cow.CommitTask(j, t, changes, st); err != nil {
 			return res, fmt.Errorf("seal task %d: %w", cur, err)
 		}
+	}
+	if err := a.rec.committed(a); err != nil {
+		return res, err
 	}
 	if err := a.rec.close(a); err != nil {
 		return res, err

@@ -56,6 +56,9 @@ func (a *Active) Checkpoint(summary string) (sealed tasks.ID, next tasks.ID, err
 	if err := cow.CommitTask(j, t, changes, st); err != nil {
 		return 0, 0, fmt.Errorf("seal task %d: %w", cur, err)
 	}
+	if err := a.rec.committed(a); err != nil {
+		return 0, 0, err
+	}
 	if summary == "" {
 		summary = SummaryOf(a.opts.Summary, a.opts.Argv)
 	}

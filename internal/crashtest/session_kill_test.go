@@ -496,3 +496,58 @@ func timeagentMountsOf(t *testing.T, root string) []string {
 	}
 	return out
 }
+
+// TestKillCopySessionEnd: timeagent run --mode copy is killed with SIGKILL
+// a random moment after its agent (churnAgent, about 1,900 paths a round)
+// exited, while it scans the tree, seals the last task and saves the scan
+// as its stat cache. The first round is not killed and times that window.
+// The next command must find the session's work whole: the task holds every
+// change (undo gives the tree before the session byte for byte, redo the
+// agent's), whether the kill came before the task was sealed or between
+// its seal and the saving of the scan (there, recording the task again
+// against the older cache would have replaced its changes with nothing).
+func TestKillCopySessionEnd(t *testing.T) {
+	t.Parallel()
+	disk := tmpfs(t, "768m")
+	e := newEnvAt(t, mkdirs(t, disk, "root"), mkdirs(t, disk, "home"))
+	e.setupMany()
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	const rounds = 8
+	prev := e.manifest()
+	var window time.Duration
+	killed := 0
+	for round := 1; round <= rounds+1; round++ {
+		p := e.start("", append([]string{"run", "--mode", "copy", "--"}, agentArgvEnv("churn", "ROUND="+strconv.Itoa(round))...)...)
+		done := e.marker(p, "done", 2*time.Minute)
+		want := e.scratchFile("final")
+		var delay time.Duration
+		if round == 1 {
+			if code := p.wait(t, time.Minute); code != 0 {
+				t.Fatalf("the uninterrupted session: exit %d:\n%s", code, p.output())
+			}
+			window = time.Since(done)
+		} else {
+			delay = time.Duration(rng.Int63n(int64(window)*11/10 + 1))
+			time.Sleep(time.Until(done.Add(delay)))
+			if !ended(p) && p.kill9OrEnd(t) {
+				killed++
+			}
+		}
+		what := fmt.Sprintf("round %d (kill %v after the agent's end, window %v)", round, delay, window)
+		if r := e.taOut("status"); r.Code != 0 {
+			t.Fatalf("%s: status: %s", what, r)
+		}
+		sameManifest(t, what+": the agent's final tree", want, e.manifest())
+		e.ok("undo", "--yes")
+		sameManifest(t, what+", then undo --yes", prev, e.manifest())
+		e.ok("redo", "--yes")
+		sameManifest(t, what+", then redo --yes", want, e.manifest())
+		prev = want
+	}
+	t.Logf("%d rounds, %d killed before run's exit; the window from the agent's end to run's exit: %v", rounds, killed, window)
+	if killed == 0 {
+		t.Fatal("no kill landed before run's exit: the test proves nothing")
+	}
+}
