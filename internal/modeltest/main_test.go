@@ -78,11 +78,16 @@ func workers() int {
 }
 
 // TestHistories runs whole user histories against the real binary: sessions
-// of both modes, isolated sessions and apply, checkpoints from the agent,
-// edits outside sessions, undo, redo, switch, kill -9 of a session. After
-// every step the tree, the task tree and the position equal the model's;
-// at the end every task is visited and shows the model's tree, and every
-// content the user or the agent had when a command ran is kept.
+// of both modes, isolated sessions and apply, checkpoints and undo from the
+// agent, and from another terminal during a session: undo, writes through
+// the mount, writes through a descriptor on the real tree opened before the
+// mount; a process that outlives the agent and writes in the end wait;
+// edits outside sessions, undo, redo, switch; kill -9 of a session while
+// its agent waits or a random moment into its end, and of a switch a
+// random moment after its start. After every step the tree, the task tree
+// and the position equal the model's; at the end every task is visited and
+// shows the model's tree, and every content the user or the agent had when
+// a command ran is kept.
 func TestHistories(t *testing.T) {
 	for w := 0; w < workers(); w++ {
 		t.Run(fmt.Sprintf("worker%d", w), func(t *testing.T) {

@@ -5,6 +5,7 @@ package modeltest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"pgregory.net/rapid"
 )
 
@@ -210,9 +212,34 @@ func (m *model) plan(a, b uint64) (expected, target tree, touched []string) {
 // touched paths are written.
 func (m *model) move(to uint64) { m.moveView(to, true) }
 
+// clone copies the model, for steps whose outcome is read back (a move
+// killed at a random point).
+func (m *model) clone() *model {
+	c := *m
+	c.tasks = make(map[uint64]*task, len(m.tasks))
+	for id, t := range m.tasks {
+		tc := *t
+		tc.layer = make(map[string]change, len(t.layer))
+		for p, ch := range t.layer {
+			tc.layer[p] = ch
+		}
+		c.tasks[id] = &tc
+	}
+	c.cur, c.cache = m.cur.clone(), m.cache.clone()
+	c.known = make(map[string]bool, len(m.known))
+	for p, k := range m.known {
+		c.known[p] = k
+	}
+	c.ever = make(map[string]bool, len(m.ever))
+	for e, k := range m.ever {
+		c.ever[e] = k
+	}
+	return &c
+}
+
 // moveView is move; real says the real tree is written (not only a
 // session's view), so the stat cache learns the touched paths.
-func (m *model) moveView(to uint64, real bool) {
+func (m *model) moveView(to uint64, real bool) []string {
 	a := m.active
 	_, target, touched := m.keepDrift(m.cur, a, a, to)
 	for _, p := range touched {
@@ -225,6 +252,7 @@ func (m *model) moveView(to uint64, real bool) {
 	}
 	m.visitTo(to)
 	m.active = to
+	return touched
 }
 
 // keepDrift plans from to and keeps the paths of the walk whose content in
@@ -300,23 +328,29 @@ func (m *model) rescan() {
 	m.cache = m.cur.clone()
 }
 
-// op is one thing the agent does.
+// op is one thing the agent does, or (pause) one thing another terminal
+// does while the agent waits.
 type op struct {
-	kind    string // write, rm, checkpoint
+	kind    string // write, rm, checkpoint, undo, pause, late
 	path    string
 	content string
+	// act is what another terminal does at a pause: tundo (timeagent
+	// undo), mwrite/mrm (through the mount, or the real tree in copy
+	// mode), lwrite/lrm (through a descriptor on the real tree opened
+	// before the mount)
+	act string
 }
 
 type history struct {
-	t     *rapid.T
-	tt    *testing.T
-	bin   string
-	home  string
-	root  string
-	marks string
-	m     *model
-	n     int // content counter
-	kills int // killed sessions, for their marker files
+	t        *rapid.T
+	tt       *testing.T
+	bin      string
+	home     string
+	root     string
+	marks    string
+	m        *model
+	n        int // content counter
+	sessions int // sessions run, for their marker files
 }
 
 func (h *history) fresh(who string) string {
@@ -326,7 +360,7 @@ func (h *history) fresh(who string) string {
 
 func (h *history) env() []string {
 	env := []string{"TIMEAGENT_HOME=" + h.home, "HOME=" + h.home, "PATH=" + os.Getenv("PATH"),
-		"GIT_CONFIG_NOSYSTEM=1", "TIMEAGENT_END_WAIT=1s"}
+		"GIT_CONFIG_NOSYSTEM=1", "TIMEAGENT_END_WAIT=30s"}
 	return env
 }
 
@@ -372,16 +406,22 @@ type logDoc struct {
 	} `json:"tasks"`
 }
 
+// log reads log --json.
+func (h *history) log(what string) logDoc {
+	var doc logDoc
+	if err := json.Unmarshal([]byte(h.ta("log", "--json")), &doc); err != nil {
+		h.t.Fatalf("%s: log --json: %v", what, err)
+	}
+	return doc
+}
+
 // check compares the tree, the task tree and the position with the model.
 func (h *history) check(what string) {
 	got := h.real()
 	if d := treeDiff(h.m.cur, got); d != "" {
 		h.t.Fatalf("%s: tree differs from the model (- model, + real):\n%s", what, d)
 	}
-	var doc logDoc
-	if err := json.Unmarshal([]byte(h.ta("log", "--json")), &doc); err != nil {
-		h.t.Fatalf("%s: log --json: %v", what, err)
-	}
+	doc := h.log(what)
 	if doc.ActiveTask != h.m.active {
 		h.t.Fatalf("%s: active task %d, model %d", what, doc.ActiveTask, h.m.active)
 	}
@@ -413,9 +453,19 @@ func treeDiff(want, got tree) string {
 	return b.String()
 }
 
-func (h *history) script(ops []op, mark string) string {
+// pauseFiles are the files a paused agent and the other terminal meet at:
+// the agent creates ready and waits for go.
+func pauseFiles(dir string, sid, k int) (ready, goOn string) {
+	return filepath.Join(dir, fmt.Sprintf("s%d-ready%d", sid, k)), filepath.Join(dir, fmt.Sprintf("s%d-go%d", sid, k))
+}
+
+// script is the agent: a shell running ops in the root. With mark, it
+// writes its pid there once its work is done, then sleeps (to be killed
+// there) or exits (to have timeagent killed in the session's end).
+func (h *history) script(ops []op, sid int, mark string, sleep bool) string {
 	var b strings.Builder
 	b.WriteString("set -e\n")
+	k := 0
 	for _, o := range ops {
 		switch o.kind {
 		case "write":
@@ -426,22 +476,40 @@ func (h *history) script(ops []op, mark string) string {
 			fmt.Fprintf(&b, "'%s' checkpoint -m cp >/dev/null\n", h.bin)
 		case "undo":
 			fmt.Fprintf(&b, "'%s' undo --yes >/dev/null\n", h.bin)
+		case "pause":
+			k++
+			ready, goOn := pauseFiles(h.marks, sid, k)
+			fmt.Fprintf(&b, "echo > '%s'\nwhile [ ! -e '%s' ]; do sleep 0.02; done\n", ready, goOn)
+		case "late":
+			// A process that outlives the agent and writes within the
+			// end wait: its write belongs to the session's last task.
+			fmt.Fprintf(&b, "(sleep 0.3; printf '%%s\\n' '%s' > %s) &\n", strings.TrimSuffix(o.content, "\n"), o.path)
 		}
 	}
 	if mark != "" {
-		fmt.Fprintf(&b, "echo $$ > '%s.tmp' && mv '%s.tmp' '%s'\nexec sleep 120\n", mark, mark, mark)
+		fmt.Fprintf(&b, "echo $$ > '%s.tmp' && mv '%s.tmp' '%s'\n", mark, mark, mark)
+		if sleep {
+			b.WriteString("exec sleep 120\n")
+		}
 	}
 	return b.String()
 }
 
 // session runs the agent's ops in a session and has the model follow in
 // the order timeagent records: the session's first task at the start, a
-// new task at each checkpoint, and at an in-session undo (fuse) the open
-// task sealed, the drift rule on the view, and later writes in a task
-// recorded only when something is written. At the end the real tree goes
-// from the session's base to its last task with the drift rule.
-func (h *history) session(mode string, isolate, kill bool) {
+// new task at each checkpoint, and at an in-session undo (fuse; from the
+// agent or from another terminal) the open task sealed, the drift rule on
+// the view, and later writes in a task recorded only when something is
+// written. Another terminal writes through the mount (the agent's view) or
+// through a descriptor on the real tree opened before the mount (what the
+// view shows only where the session has not written). At the end the real
+// tree goes from the session's base to its last task with the drift rule.
+// kill is "", "sleep" (timeagent killed while the agent waits) or "end"
+// (killed a random moment after the agent exited, in the session's end).
+func (h *history) session(mode string, isolate bool, kill string) {
 	m := h.m
+	h.sessions++
+	sid := h.sessions
 	if mode == "copy" {
 		m.copyStart()
 	}
@@ -450,6 +518,7 @@ func (h *history) session(mode string, isolate, kill bool) {
 	open := m.newTask(base, "agent", map[string]change{}, true)
 	pending, pendingParent := false, uint64(0)
 	seg := m.cur.clone()
+	upper := map[string]bool{} // paths the view no longer takes from the real tree (fuse)
 	seal := func() {
 		l := diff(seg, m.cur)
 		if pending {
@@ -465,11 +534,35 @@ func (h *history) session(mode string, isolate, kill bool) {
 		}
 		seg = m.cur.clone()
 	}
+	undo := func() bool {
+		if pending && pendingParent == 0 && len(diff(seg, m.cur)) == 0 {
+			return false // at the base: nothing to undo
+		}
+		seal()
+		to := m.tasks[m.active].parent
+		for _, p := range m.moveView(to, false) {
+			upper[p] = true
+		}
+		m.reserve()
+		pending, pendingParent = true, to
+		seg = m.cur.clone()
+		return true
+	}
+	present := func(t tree) []string {
+		var out []string
+		for _, p := range paths {
+			if t.get(p) != absent {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
 	var ops []op
+	lowerUsed := false
 	n := rapid.IntRange(1, 4).Draw(h.t, "ops")
 	for i := 0; i < n; i++ {
-		kinds := []string{"write", "write", "rm"}
-		if !kill && !isolate && i > 0 {
+		kinds := []string{"write", "write", "rm", "pause"}
+		if kill == "" && !isolate && i > 0 {
 			kinds = append(kinds, "checkpoint")
 			if mode == "fuse" {
 				kinds = append(kinds, "undo")
@@ -481,19 +574,16 @@ func (h *history) session(mode string, isolate, kill bool) {
 			c := h.fresh("agent")
 			ops = append(ops, op{kind: k, path: p, content: c})
 			m.cur.set(p, c)
+			upper[p] = true
 		case "rm":
-			var present []string
-			for _, p := range paths {
-				if m.cur.get(p) != absent {
-					present = append(present, p)
-				}
-			}
-			if len(present) == 0 {
+			pp := present(m.cur)
+			if len(pp) == 0 {
 				continue
 			}
-			p := rapid.SampledFrom(present).Draw(h.t, "rmpath")
+			p := rapid.SampledFrom(pp).Draw(h.t, "rmpath")
 			ops = append(ops, op{kind: k, path: p})
 			m.cur.set(p, absent)
+			upper[p] = true
 		case "checkpoint":
 			ops = append(ops, op{kind: k})
 			wasPending := pending
@@ -505,17 +595,63 @@ func (h *history) session(mode string, isolate, kill bool) {
 			}
 			open = m.newTaskID(m.reserve(), open, "agent", map[string]change{}, true)
 		case "undo":
-			if pending && pendingParent == 0 && len(diff(seg, m.cur)) == 0 {
-				continue // at the base: nothing to undo
+			if !undo() {
+				continue
 			}
-			seal()
 			ops = append(ops, op{kind: k})
-			to := m.tasks[m.active].parent
-			m.moveView(to, false)
-			m.reserve()
-			pending, pendingParent = true, to
-			seg = m.cur.clone()
+		case "pause":
+			acts := []string{"mwrite", "mrm"}
+			if mode == "fuse" {
+				acts = append(acts, "lwrite", "lrm")
+				if kill == "" && !isolate {
+					acts = append(acts, "tundo")
+				}
+			}
+			o := op{kind: k, act: rapid.SampledFrom(acts).Draw(h.t, "act")}
+			switch o.act {
+			case "tundo":
+				if !undo() {
+					continue
+				}
+			case "mwrite", "lwrite":
+				o.path = rapid.SampledFrom(paths).Draw(h.t, "ppath")
+				o.content = h.fresh("user")
+			case "mrm", "lrm":
+				from := m.cur
+				if o.act == "lrm" || isolate {
+					from = lower
+				}
+				pp := present(from)
+				if len(pp) == 0 {
+					continue
+				}
+				o.path = rapid.SampledFrom(pp).Draw(h.t, "ppath")
+				o.content = absent
+			}
+			switch {
+			case !isolate && (o.act == "mwrite" || o.act == "mrm"):
+				m.cur.set(o.path, o.content)
+				upper[o.path] = true
+			case o.act != "tundo":
+				// Through the descriptor, or by path beside an isolated
+				// session: the real tree.
+				lowerUsed = lowerUsed || o.act[0] == 'l'
+				lower.set(o.path, o.content)
+				if !upper[o.path] {
+					// The view shows the real tree here: the change is
+					// seen, and is the before-state of a later write.
+					m.cur.set(o.path, o.content)
+					seg.set(o.path, o.content)
+				}
+			}
+			ops = append(ops, o)
 		}
+	}
+	if mode == "fuse" && kill == "" && rapid.IntRange(0, 3).Draw(h.t, "late") == 0 {
+		p := rapid.SampledFrom(paths).Draw(h.t, "latepath")
+		c := h.fresh("late")
+		ops = append(ops, op{kind: "late", path: p, content: c})
+		m.cur.set(p, c)
 	}
 	seal()
 	if pending {
@@ -525,17 +661,15 @@ func (h *history) session(mode string, isolate, kill bool) {
 	if isolate {
 		args = append(args, "--isolate")
 	}
-	mark := ""
-	if kill {
-		h.kills++
-		mark = filepath.Join(h.marks, fmt.Sprintf("mark%d", h.kills))
+	mark, delay := "", 0
+	if kill != "" {
+		mark = filepath.Join(h.marks, fmt.Sprintf("s%d-mark", sid))
+		if kill == "end" {
+			delay = rapid.IntRange(0, 300).Draw(h.t, "killdelay")
+		}
 	}
-	args = append(args, "-m", "agent", "--", "sh", "-c", h.script(ops, mark))
-	if !kill {
-		h.ta(args...)
-	} else {
-		h.killed(args, mark)
-	}
+	args = append(args, "-m", "agent", "--", "sh", "-c", h.script(ops, sid, mark, kill == "sleep"))
+	h.runSession(args, ops, sid, kill, mark, delay, lowerUsed)
 	final := m.cur.clone()
 	if mode == "copy" {
 		m.rescan()
@@ -549,16 +683,30 @@ func (h *history) session(mode string, isolate, kill bool) {
 	// The end's apply (or apply after --isolate): the real tree from the
 	// session's base to the last task, drift kept under the base.
 	_, target, touched := m.keepDrift(lower, base, base, m.active)
+	m.cur = lower
 	for _, p := range touched {
 		m.known[p] = target.get(p) != absent
 		m.cache.set(p, target.get(p))
+		m.cur.set(p, target.get(p))
+		if target.get(p) != final.get(p) {
+			h.t.Fatalf("model: the end writes %s %q, the view showed %q", p, target.get(p), final.get(p))
+		}
 	}
-	m.cur = final
 }
 
-// killed runs a session, kill -9s timeagent once the agent has done its
-// work, and lets the next command recover it.
-func (h *history) killed(args []string, mark string) {
+// runSession runs a session, plays the other terminal at each pause, and
+// ends it: normally, or by kill -9 of timeagent (kill "sleep": while the
+// agent sleeps; "end": delay ms after the agent exited), after which the
+// next command, run from outside the root, recovers it.
+func (h *history) runSession(args []string, ops []op, sid int, kill, mark string, delay int, lowerUsed bool) {
+	var lowerDir *os.File
+	if lowerUsed {
+		var err error
+		if lowerDir, err = os.Open(h.root); err != nil {
+			h.t.Fatal(err)
+		}
+		defer lowerDir.Close()
+	}
 	c := h.cmd(args...)
 	var out bytes.Buffer
 	c.Stdout, c.Stderr = &out, &out
@@ -566,38 +714,142 @@ func (h *history) killed(args []string, mark string) {
 	if err := c.Start(); err != nil {
 		h.t.Fatalf("start session: %v", err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	var agent int
-	for {
-		if b, err := os.ReadFile(mark); err == nil {
-			agent, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-			break
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	var exited error
+	isDone := false
+	fail := func(format string, a ...any) {
+		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		if !isDone {
+			<-done
 		}
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-			_ = c.Wait()
-			h.t.Fatalf("the agent never finished its work:\n%s", out.String())
+		h.t.Fatalf("%s\nsession output:\n%s", fmt.Sprintf(format, a...), out.String())
+	}
+	// waitFile waits for the agent to create f.
+	waitFile := func(f string) {
+		deadline := time.After(90 * time.Second)
+		for {
+			if _, err := os.Stat(f); err == nil {
+				return
+			}
+			select {
+			case exited = <-done:
+				isDone = true
+				fail("the session ended (%v) before the agent reached %s", exited, filepath.Base(f))
+			case <-deadline:
+				fail("the agent never reached %s", filepath.Base(f))
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
-		time.Sleep(20 * time.Millisecond)
+	}
+	k := 0
+	for _, o := range ops {
+		if o.kind != "pause" {
+			continue
+		}
+		k++
+		ready, goOn := pauseFiles(h.marks, sid, k)
+		waitFile(ready)
+		if err := h.act(o, lowerDir); err != nil {
+			fail("another terminal, %s %s: %v", o.act, o.path, err)
+		}
+		if err := os.WriteFile(goOn, nil, 0o644); err != nil {
+			fail("%v", err)
+		}
+	}
+	if kill == "" {
+		select {
+		case exited = <-done:
+			isDone = true
+			if exited != nil {
+				fail("timeagent %s: %v", strings.Join(args[:3], " "), exited)
+			}
+		case <-time.After(3 * time.Minute):
+			fail("the session did not end")
+		}
+		return
+	}
+	waitFile(mark)
+	b, _ := os.ReadFile(mark)
+	agent, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if kill == "end" {
+		time.Sleep(time.Duration(delay) * time.Millisecond)
 	}
 	_ = syscall.Kill(c.Process.Pid, syscall.SIGKILL)
-	_ = c.Wait()
-	if agent > 0 {
+	<-done
+	isDone = true
+	if kill == "sleep" && agent > 0 {
 		_ = syscall.Kill(agent, syscall.SIGKILL)
 	}
 	_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-	// The first command after the kill runs from outside the root: a
-	// shell inside it sits on the dead mount (README, Crash recovery).
-	c2 := exec.Command(h.bin, "--root", h.root, "status")
-	c2.Dir, c2.Env = h.marks, h.env()
-	if out, err := c2.CombinedOutput(); err != nil {
-		h.t.Fatalf("timeagent --root %s status after kill -9: %v\n%s", h.root, err, out)
+	h.recover("kill -9 of a session")
+}
+
+// recover runs the first command after a kill from outside the root: a
+// shell inside it sits on the dead mount (README, Crash recovery).
+func (h *history) recover(what string) {
+	c := exec.Command(h.bin, "--root", h.root, "status")
+	c.Dir, c.Env = h.marks, h.env()
+	if out, err := c.CombinedOutput(); err != nil {
+		h.t.Fatalf("timeagent --root %s status after %s: %v\n%s", h.root, what, err, out)
+	}
+}
+
+// act is what another terminal does at a pause.
+func (h *history) act(o op, lowerDir *os.File) error {
+	switch o.act {
+	case "tundo":
+		c := h.cmd("undo", "--yes")
+		if out, err := c.CombinedOutput(); err != nil {
+			return fmt.Errorf("%v\n%s", err, out)
+		}
+	case "mwrite":
+		return os.WriteFile(filepath.Join(h.root, o.path), []byte(o.content), 0o644)
+	case "mrm":
+		return os.Remove(filepath.Join(h.root, o.path))
+	case "lwrite":
+		fd, err := unix.Openat(int(lowerDir.Fd()), o.path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
+		if err != nil {
+			return err
+		}
+		_, err = unix.Write(fd, []byte(o.content))
+		return errors.Join(err, unix.Close(fd))
+	case "lrm":
+		return unix.Unlinkat(int(lowerDir.Fd()), o.path, 0)
+	}
+	return nil
+}
+
+// killedMove runs a switch and kill -9s it delay ms after its start; the
+// next command recovers it. The model follows what the journal says
+// happened: the move finished, only its drift was kept, or nothing.
+func (h *history) killedMove(to uint64, delay int) {
+	c := h.cmd("switch", strconv.FormatUint(to, 10), "--yes")
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.Start(); err != nil {
+		h.t.Fatalf("start switch: %v", err)
+	}
+	time.Sleep(time.Duration(delay) * time.Millisecond)
+	_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+	_ = c.Wait()
+	h.recover("kill -9 of a switch")
+	doc := h.log("after a killed switch")
+	switch moved := h.m.clone(); {
+	case doc.ActiveTask == to:
+		moved.move(to)
+		h.m = moved
+	default:
+		kept := h.m.clone()
+		kept.keepDrift(kept.cur, kept.active, kept.active, to)
+		if len(kept.tasks) != len(h.m.tasks) && len(doc.Tasks) == len(kept.tasks) {
+			h.m = kept
+		}
 	}
 }
 
 // step draws and runs one step of a user's history.
 func (h *history) step(i int) {
-	kinds := []string{"fuse", "copy", "edit", "undo", "redo", "switch", "kill"}
+	kinds := []string{"fuse", "copy", "edit", "undo", "redo", "switch", "kill", "killswitch"}
 	if fuseOK {
 		kinds = append(kinds, "isolate")
 	}
@@ -607,15 +859,15 @@ func (h *history) step(i int) {
 	}
 	switch kind {
 	case "fuse", "copy":
-		h.session(kind, false, false)
+		h.session(kind, false, "")
 	case "isolate":
-		h.session("fuse", true, false)
+		h.session("fuse", true, "")
 	case "kill":
 		mode := "copy"
 		if fuseOK {
 			mode = rapid.SampledFrom([]string{"fuse", "copy"}).Draw(h.t, "killmode")
 		}
-		h.session(mode, false, true)
+		h.session(mode, false, rapid.SampledFrom([]string{"sleep", "end"}).Draw(h.t, "killat"))
 	case "edit":
 		p := rapid.SampledFrom(paths).Draw(h.t, "editpath")
 		c := h.fresh("user")
@@ -648,13 +900,17 @@ func (h *history) step(i int) {
 		}
 		h.ta("redo", "--yes")
 		h.m.move(best)
-	case "switch":
+	case "switch", "killswitch":
 		ids := make([]uint64, 0, len(h.m.tasks))
 		for id := range h.m.tasks {
 			ids = append(ids, id)
 		}
 		slices.Sort(ids)
 		to := rapid.SampledFrom(ids).Draw(h.t, "to")
+		if kind == "killswitch" {
+			h.killedMove(to, rapid.IntRange(0, 250).Draw(h.t, "killdelay"))
+			break
+		}
 		h.ta("switch", strconv.FormatUint(to, 10), "--yes")
 		h.m.move(to)
 	}
