@@ -144,12 +144,12 @@ func filePairs(j *journal.Journal, changes []journal.Change) ([]filePair, error)
 	return out, nil
 }
 
-// gitQuote quotes a path as git does (quote_c_style): a name holding a
-// control character, a quote, a backslash, or bytes that are not printable
-// UTF-8 is double-quoted with C escapes and octal bytes; any other name is
-// printed as it is.
+// gitQuote quotes a path as git does by default (quote_c_style with
+// core.quotePath): a name holding a control character, a quote, a
+// backslash or a byte past ASCII is double-quoted with C escapes and octal
+// bytes; any other name is printed as it is.
 func gitQuote(s string) string {
-	if !needsQuoting(s) && !strings.ContainsAny(s, `"\`) {
+	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r >= 0x7f || r == '"' || r == '\\' }) < 0 {
 		return s
 	}
 	var b strings.Builder

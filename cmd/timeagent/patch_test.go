@@ -263,6 +263,9 @@ func fixedPatchCase(t *testing.T) *env {
 	e.write("run.sh", "#!/bin/sh\necho hi\n", 0o644)
 	e.write("nonl.txt", "no newline", 0o644)
 	e.write("bin.dat", "\x00\x01\x02", 0o644)
+	e.write("with space.txt", "a\nb\n", 0o644)
+	e.write("type", "file, then a symlink\n", 0o644)
+	e.write("empty", "", 0o644)
 	testrepo.Symlink(t, "edit.txt", e.path("link"))
 	e.git("add", "-A")
 	e.git("commit", "-q", "-m", "before")
@@ -272,7 +275,11 @@ chmod 755 run.sh
 printf 'no newline\nnow one\n' > nonl.txt
 printf 'new\nfile\n' > added.txt
 printf '\000\003' > bin.dat
-ln -sfn run.sh link`)
+ln -sfn run.sh link
+printf 'a\nB\n' > 'with space.txt'
+printf 'x\n' > 'ü.txt'
+rm type; ln -s edit.txt type
+rm empty; : > new-empty`)
 	return e
 }
 
@@ -305,7 +312,7 @@ func TestPatchStatGolden(t *testing.T) {
 	goldenText(t, "diff-stat.txt", e.ok("diff", "--stat").Stdout)
 	// git's own stat of the same change agrees.
 	e.git("add", "-A")
-	cmd := exec.Command("git", "diff", "--cached", "--stat", "HEAD")
+	cmd := exec.Command("git", "diff", "--cached", "--no-renames", "--stat", "HEAD")
 	cmd.Dir, cmd.Env = e.root, e.baseEnv()
 	out, err := cmd.Output()
 	if err != nil {
@@ -315,7 +322,7 @@ func TestPatchStatGolden(t *testing.T) {
 		t.Fatalf("diff --stat differs from git's:\n--- git\n%s\n--- timeagent\n%s", out, got)
 	}
 	// And so does git's patch (without its function names after @@).
-	cmd = exec.Command("git", "-c", "core.quotePath=true", "diff", "--cached", "--no-color", "HEAD")
+	cmd = exec.Command("git", "-c", "core.quotePath=true", "diff", "--cached", "--no-renames", "--no-color", "HEAD")
 	cmd.Dir, cmd.Env = e.root, e.baseEnv()
 	if out, err = cmd.Output(); err != nil {
 		t.Fatal(err)
