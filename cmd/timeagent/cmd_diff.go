@@ -43,7 +43,7 @@ type diffJSON struct {
 func (a *app) diffCommand() *cobra.Command {
 	var o diffOptions
 	cmd := &cobra.Command{
-		Use:   "diff [--json | --patch | --stat] [--task N | --from A --to B]",
+		Use:   "diff [--json | --patch | --stat] [--color WHEN] [--task N | --from A --to B]",
 		Short: "Show what changed: by default the latest session, file by file",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

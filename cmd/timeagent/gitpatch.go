@@ -218,7 +218,7 @@ type patchHunk struct {
 // with n lines of context, joining hunks whose context would touch, as
 // git does.
 func hunks(a, b []string, n int) (out []patchHunk, added, removed int) {
-	diffs := lcs.DiffLines(a, b)
+	diffs := alignLines(a, b)
 	for i := 0; i < len(diffs); {
 		j := i
 		for j+1 < len(diffs) && diffs[j+1].Start-diffs[j].End <= 2*n {
@@ -253,6 +253,55 @@ func hunks(a, b []string, n int) (out []patchHunk, added, removed int) {
 		i = j + 1
 	}
 	return out, added, removed
+}
+
+// alignLines is go-udiff's LCS of a and b after the lines found on one
+// side only are set aside (they cannot match, as git's xdiff also sets
+// them aside): the LCS bounds its search to stay fast on any input and
+// replaces whatever is left whole, so without those lines in the way long
+// changes show only the lines that changed.
+func alignLines(a, b []string) []lcs.Diff {
+	inA, inB := make(map[string]bool, len(a)), make(map[string]bool, len(b))
+	for _, l := range a {
+		inA[l] = true
+	}
+	for _, l := range b {
+		inB[l] = true
+	}
+	var fa, fb []string // the lines found on both sides
+	var ia, ib []int    // and where they are in a and b
+	for i, l := range a {
+		if inB[l] {
+			fa, ia = append(fa, l), append(ia, i)
+		}
+	}
+	for j, l := range b {
+		if inA[l] {
+			fb, ib = append(fb, l), append(ib, j)
+		}
+	}
+	var out []lcs.Diff
+	pa, pb := 0, 0 // past the last matched pair in a and b
+	match := func(x, y int) {
+		if ia[x] > pa || ib[y] > pb {
+			out = append(out, lcs.Diff{Start: pa, End: ia[x], ReplStart: pb, ReplEnd: ib[y]})
+		}
+		pa, pb = ia[x]+1, ib[y]+1
+	}
+	x, y := 0, 0
+	for _, d := range lcs.DiffLines(fa, fb) {
+		for ; x < d.Start; x, y = x+1, y+1 {
+			match(x, y)
+		}
+		x, y = d.End, d.ReplEnd
+	}
+	for ; x < len(fa); x, y = x+1, y+1 {
+		match(x, y)
+	}
+	if pa < len(a) || pb < len(b) {
+		out = append(out, lcs.Diff{Start: pa, End: len(a), ReplStart: pb, ReplEnd: len(b)})
+	}
+	return out
 }
 
 // rangeOf renders one side of a hunk header: start,count with ",1"

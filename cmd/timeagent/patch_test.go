@@ -366,6 +366,19 @@ func TestPatchLargeFileSmallEdit(t *testing.T) {
 	contains(t, "diff --patch", patch, "@@ -997,7 +997,7 @@", "@@ -1997,7 +1997,7 @@")
 	stat := e.ok("diff", "--stat").Stdout
 	contains(t, "diff --stat", stat, " big.txt | 4 ++--\n", " 1 file changed, 2 insertions(+), 2 deletions(-)\n")
+
+	// Bars longer than the width are scaled as git scales them.
+	e.sh("copy", `seq 1 2500 > counted.txt; sed -i 's/^line 1.*$/line/' big.txt`)
+	e.git("add", "-A")
+	cmd := exec.Command("git", "diff", "--cached", "--stat", "HEAD")
+	cmd.Dir, cmd.Env = e.root, e.baseEnv()
+	want, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.ok("diff", "--stat", "--from", "0", "--to", "2").Stdout; got != string(want) {
+		t.Fatalf("diff --stat differs from git's:\n--- git\n%s\n--- timeagent\n%s", want, got)
+	}
 }
 
 // TestDiffColor: colour only when asked or on a terminal, never with
