@@ -25,7 +25,7 @@ type patchNode struct {
 
 // patchPaths are the paths a random tree draws from: none is a prefix
 // directory of another, so no change is a file turning into a directory.
-var patchPaths = []string{"a.txt", "b", "c.sh", "with space.txt", "d/x.txt", "d/y", "d/e/z.txt", "f/only.txt"}
+var patchPaths = []string{"a.txt", "b", "c.sh", "with space.txt", "q\"ü\\.txt", "d/x.txt", "d/y", "d/e/z.txt", "f/only.txt"}
 
 // genContent draws text: lines from a small alphabet (so edits share
 // lines), with or without a trailing newline, sometimes empty.
