@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
 
 	"golang.org/x/term"
@@ -124,6 +125,12 @@ func (p *pager) close() {
 	if _, ok := os.LookupEnv("LV"); !ok {
 		cmd.Env = append(cmd.Env, "LV=-c")
 	}
+	// Ctrl-C belongs to the pager (less keeps running on it), as in git:
+	// caught here so timeagent waits for the pager instead of leaving it
+	// behind on the terminal.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt)
+	defer signal.Stop(sig)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(p.a.io.err, "timeagent: warning: pager %q did not start (%v): set PAGER to a pager, or PAGER=cat for none\n", name, err)
 		_, _ = out.Write(p.buf.Bytes())
