@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
-	"github.com/timeagent-dev/timeagent/internal/textdiff"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/session"
 	"github.com/timeagent-dev/timeagent/tasks"
@@ -20,6 +18,7 @@ const textLimit = 1 << 20
 
 type diffOptions struct {
 	patch, stat bool
+	color       string
 	task        string
 	from, to    string
 }
@@ -44,7 +43,7 @@ type diffJSON struct {
 func (a *app) diffCommand() *cobra.Command {
 	var o diffOptions
 	cmd := &cobra.Command{
-		Use:   "diff [--json | --patch | --stat] [--task N | --from A --to B]",
+		Use:   "diff [--json | --patch | --stat] [--color WHEN] [--task N | --from A --to B]",
 		Short: "Show what changed: by default the latest session, file by file",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -53,8 +52,9 @@ func (a *app) diffCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
-	f.BoolVar(&o.patch, "patch", false, "show a unified patch of text files")
-	f.BoolVar(&o.stat, "stat", false, "show lines added and removed per file")
+	f.BoolVar(&o.patch, "patch", false, "show a git patch (git apply takes it; binary files are only named)")
+	f.BoolVar(&o.stat, "stat", false, "show lines added and removed per file, as git diff --stat does")
+	f.StringVar(&o.color, "color", "auto", "colour the output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	f.StringVar(&o.task, "task", "", "show one task's own changes")
 	f.StringVar(&o.from, "from", "", "compare from this task (0 = the base)")
 	f.StringVar(&o.to, "to", "", "compare to this task")
@@ -159,7 +159,14 @@ func (a *app) runDiff(ws *session.Workspace, o diffOptions) error {
 	if a.json {
 		return writeJSON(a.io.out, out)
 	}
-	w := a.io.out
+	color, err := a.useColor(o.color)
+	if err != nil {
+		return err
+	}
+	pal := newPalette(color)
+	pg := a.startPager()
+	defer pg.close()
+	w := pg.w
 	if out.Interrupted {
 		fmt.Fprintln(a.io.err, "timeagent: warning: this session was interrupted; the diff shows what it had changed when it died")
 	}
@@ -169,9 +176,9 @@ func (a *app) runDiff(ws *session.Workspace, o diffOptions) error {
 	}
 	switch {
 	case o.patch:
-		return a.printPatch(ws.Journal, w, changes)
+		return writePatch(ws.Journal, w, changes, pal)
 	case o.stat:
-		return a.printStat(ws.Journal, w, changes)
+		return writeStat(ws.Journal, w, changes, pal, a.termWidth())
 	}
 	counts := map[string]int{}
 	for _, c := range changes {
@@ -222,78 +229,4 @@ func isBinary(b []byte) bool {
 		n = 8000
 	}
 	return bytes.IndexByte(b[:n], 0) >= 0
-}
-
-func (a *app) printPatch(j *journal.Journal, w io.Writer, changes []journal.Change) error {
-	for _, c := range changes {
-		bt, bok, bbin, err := textOf(j, c.Before)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", c.Path, err)
-		}
-		at, aok, abin, err := textOf(j, c.After)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", c.Path, err)
-		}
-		nameA, nameB := escapeName("a/"+c.Path), escapeName("b/"+c.Path)
-		if c.Before.Kind == journal.Absent {
-			nameA = "/dev/null"
-		}
-		if c.After.Kind == journal.Absent {
-			nameB = "/dev/null"
-		}
-		fmt.Fprintf(w, "diff --timeagent %s %s (%s)\n", escapeName("a/"+c.Path), escapeName("b/"+c.Path), changeKind(c))
-		switch {
-		case bbin || abin:
-			fmt.Fprintf(w, "Binary files %s and %s differ\n", nameA, nameB)
-		case !bok || !aok:
-			fmt.Fprintf(w, "(not shown as text: %s → %s)\n", describeNode(c.Before), describeNode(c.After))
-		default:
-			if err := textdiff.Unified(w, nameA, nameB, bt, at); err != nil {
-				return err
-			}
-			if bytes.Equal(bt, at) {
-				fmt.Fprintf(w, "(content unchanged: %s → %s)\n", describeNode(c.Before), describeNode(c.After))
-			}
-		}
-	}
-	return nil
-}
-
-func (a *app) printStat(j *journal.Journal, w io.Writer, changes []journal.Change) error {
-	width := 0
-	for _, c := range changes {
-		if len(escapeName(c.Path)) > width {
-			width = len(escapeName(c.Path))
-		}
-	}
-	var tadd, trem int
-	for _, c := range changes {
-		bt, bok, bbin, err := textOf(j, c.Before)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", c.Path, err)
-		}
-		at, aok, abin, err := textOf(j, c.After)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", c.Path, err)
-		}
-		switch {
-		case bbin || abin:
-			fmt.Fprintf(w, " %-*s | binary (%s → %s)\n", width, escapeName(c.Path), sizeOf(c.Before), sizeOf(c.After))
-		case !bok || !aok:
-			fmt.Fprintf(w, " %-*s | %s\n", width, escapeName(c.Path), changeKind(c))
-		default:
-			add, rem := textdiff.Count(bt, at)
-			tadd, trem = tadd+add, trem+rem
-			fmt.Fprintf(w, " %-*s | +%d -%d\n", width, escapeName(c.Path), add, rem)
-		}
-	}
-	fmt.Fprintf(w, " %d path(s) changed, %d line(s) added, %d line(s) removed\n", len(changes), tadd, trem)
-	return nil
-}
-
-func sizeOf(s journal.NodeState) string {
-	if s.Kind != journal.File {
-		return s.Kind.String()
-	}
-	return humanSize(s.Size)
 }
