@@ -134,3 +134,22 @@ func TestRevertCreatedDeleted(t *testing.T) {
 	}
 	e.ok("verify")
 }
+
+// TestRevertDuringSession: revert is refused while a session runs (it is
+// not forwarded to the session), and tag is answered by the session.
+func TestRevertDuringSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("a.txt", "a0\n", 0o644)
+	e.sh("copy", "echo a1 > a.txt")
+	e.sh("copy", `"$TA" revert 1 > "$SCRATCH/revert" 2>&1; echo $? > "$SCRATCH/code"
+"$TA" tag during 1 > "$SCRATCH/tag" 2>&1; echo $? >> "$SCRATCH/code"`)
+	if got := e.readScratch("code"); got != "1\n0\n" {
+		t.Fatalf("exit codes of revert and tag in a session: %q\nrevert: %s\ntag: %s", got, e.readScratch("revert"), e.readScratch("tag"))
+	}
+	contains(t, "revert in a session", e.readScratch("revert"), "session is running", "timeagent revert")
+	if got := e.read("a.txt"); got != "a1\n" {
+		t.Fatalf("a.txt = %q after a refused revert", got)
+	}
+	contains(t, "tag list", e.ok("tag").Stdout, "during")
+}
