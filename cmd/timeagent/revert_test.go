@@ -153,3 +153,27 @@ func TestRevertDuringSession(t *testing.T) {
 	}
 	contains(t, "tag list", e.ok("tag").Stdout, "during")
 }
+
+// TestRevertDirConflict: a directory the reverted task created is a
+// conflict when a later task put something in it; --force removes only
+// what the task created and keeps the directory with the later content.
+// A path whose directory conflicts conflicts too.
+func TestRevertDirConflict(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("f", "was a file\n", 0o644)
+	e.sh("copy", "mkdir d; echo x > d/x.txt; rm f; mkdir f; echo in > f/in.txt")
+	e.sh("copy", "echo y > d/y.txt; rm -r f; echo again > f")
+	m := e.manifest()
+	r := e.fails(1, "revert", "1")
+	contains(t, "refused", r.Stderr, "d  (it holds d/y.txt", "f  (")
+	sameManifest(t, "after a refused revert", m, e.manifest())
+	r = e.ok("revert", "--force", "1")
+	contains(t, "forced", r.Stdout, "skipped")
+	if exists(e.path("d/x.txt")) || e.read("d/y.txt") != "y\n" || e.read("f") != "again\n" {
+		t.Fatalf("after revert --force:\n%s", e.manifest())
+	}
+	e.ok("undo")
+	sameManifest(t, "undo", m, e.manifest())
+	e.ok("verify")
+}
