@@ -152,6 +152,10 @@ func (a *app) moveFlags(cmd *cobra.Command, o *moveOptions) {
 // before active (one of its ancestors).
 func undoToTag(j *journal.Journal, tree *tasks.Tree, active tasks.ID, name string) (tasks.ID, error) {
 	id, err := resolveTask(j, name)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return 0, &usageError{fmt.Errorf("invalid count %q: give a positive number of tasks or a tag name (timeagent tag lists them)", name)}
+	}
 	if err != nil {
 		return 0, err
 	}

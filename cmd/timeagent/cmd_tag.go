@@ -132,8 +132,8 @@ func tagsByTask(tags map[string]tasks.ID) map[tasks.ID][]string {
 }
 
 // resolveTask is the one reader of a task argument: a task id (0 = the
-// base) or a tag name. A string that is neither a number nor a valid tag
-// name is a usage error.
+// base) or a tag name. A string that is neither a number nor an existing
+// tag is a usage error (exit 2), as it was before tags.
 func resolveTask(j *journal.Journal, s string) (tasks.ID, error) {
 	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
 		return tasks.ID(n), nil
@@ -143,7 +143,7 @@ func resolveTask(j *journal.Journal, s string) (tasks.ID, error) {
 	}
 	id, err := j.Tag(s)
 	if errors.Is(err, journal.ErrNotFound) {
-		return 0, fmt.Errorf("no task or tag %q: give a task id from timeagent log or a name from timeagent tag", s)
+		return 0, &usageError{fmt.Errorf("invalid task id %q: no task or tag of that name: use a number from timeagent log or a name from timeagent tag", s)}
 	}
 	if err != nil {
 		return 0, err

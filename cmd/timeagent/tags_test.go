@@ -77,8 +77,10 @@ func TestTags(t *testing.T) {
 	e.ok("switch", "2")
 
 	// Unknown names and tasks.
-	r = e.fails(1, "switch", "nosuch")
+	r = e.fails(2, "switch", "nosuch")
 	contains(t, "switch nosuch", r.Stderr, "nosuch", "timeagent tag")
+	r = e.fails(2, "undo", "nosuch")
+	contains(t, "undo nosuch", r.Stderr, "nosuch", "invalid count")
 	e.fails(1, "tag", "x", "99")
 
 	// Delete.
@@ -88,7 +90,7 @@ func TestTags(t *testing.T) {
 		t.Fatalf("deleted tag still listed:\n%s", r.Stdout)
 	}
 	e.fails(1, "tag", "--delete", "first")
-	e.fails(1, "switch", "first")
+	e.fails(2, "switch", "first")
 
 	// Bad names: exit 2 with the rule named.
 	for name, rule := range map[string]string{
