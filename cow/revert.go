@@ -193,6 +193,7 @@ func revertPlan(tree *tasks.Tree, j *journal.Journal, id, active tasks.ID, layer
 			conflict[c.Path] = RevertConflict{Path: c.Path, Present: now, Left: c.After}
 		}
 	}
+	names := sortedKeys(present)
 	// A conflict spreads: a path that needs its directory back conflicts
 	// with that directory; a directory removed conflicts with content
 	// below it that stays.
@@ -209,8 +210,9 @@ func revertPlan(tree *tasks.Tree, j *journal.Journal, id, active tasks.ID, layer
 				}
 			}
 			if why == "" && c.Before.Kind == journal.Dir && c.After.Kind != journal.Dir {
-				for q, s := range present {
-					if !strings.HasPrefix(q, p+"/") || s.Kind == journal.Absent {
+				for i := sort.SearchStrings(names, p+"/"); i < len(names) && strings.HasPrefix(names[i], p+"/"); i++ {
+					q := names[i]
+					if present[q].Kind == journal.Absent {
 						continue
 					}
 					if r, ok := revert[q]; !ok || r.After.Kind != journal.Absent {

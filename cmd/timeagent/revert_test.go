@@ -121,7 +121,17 @@ func TestRevertCreatedDeleted(t *testing.T) {
 	e.sh("copy", "mkdir d; echo x > d/x.txt; echo y > y.txt")
 	m1 := e.manifest()
 	e.sh("copy", "rm -r d y.txt")
-	e.ok("revert", "2")
+	var doc struct {
+		Reverted uint64   `json:"reverted"`
+		Task     uint64   `json:"task"`
+		From     uint64   `json:"from"`
+		Written  int      `json:"written"`
+		Skipped  []string `json:"skipped"`
+	}
+	e.jsonOf(&doc, "revert", "--json", "2")
+	if doc.Reverted != 2 || doc.Task != 3 || doc.From != 2 || doc.Written != 3 || doc.Skipped == nil || len(doc.Skipped) != 0 {
+		t.Fatalf("revert --json: %+v", doc)
+	}
 	sameManifest(t, "revert of the deleting task", m1, e.manifest())
 	e.ok("revert", "1") // the first task's files: present as it left them
 	for _, p := range []string{"d", "y.txt"} {
