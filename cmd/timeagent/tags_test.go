@@ -70,6 +70,8 @@ func TestTags(t *testing.T) {
 	if d.From != 1 || d.To != 2 || len(d.Changes) != 1 {
 		t.Fatalf("diff --from first --to good: %+v", d)
 	}
+	r = e.ok("diff-file", "--task", "good", "a.txt")
+	contains(t, "diff-file --task good", r.Stdout, "a2")
 	e.ok("undo", "first")
 	sameManifest(t, "undo first", m1, e.manifest())
 	r = e.fails(1, "undo", "good")
