@@ -28,6 +28,7 @@ import (
 //	'f' path                                 StatEntry (binary, encode.go); path last
 //	'F'                                      the stat cache is complete (one byte, 1)
 //	'x' task(8)                              lostMarker (JSON): a salvage lost some of the task's changes
+//	'g' name                                 tag: the task it names, 8 bytes BE; name last
 //
 // hash is xxhash64 of the (uncompressed) bytes, length and size are byte
 // counts, seq is the collision sequence number (0 unless two different
@@ -47,6 +48,7 @@ const (
 	prefixStat       byte = 'f'
 	prefixStatsDone  byte = 'F'
 	prefixLost       byte = 'x'
+	prefixTag        byte = 'g'
 )
 
 // Fixed key lengths.
@@ -139,6 +141,13 @@ func layerKey(id tasks.ID, path string) []byte {
 	return append(k, path...)
 }
 
+// tagKey is 'g' + name; the name is last and needs no length.
+func tagKey(name string) []byte {
+	k := make([]byte, 1, 1+len(name))
+	k[0] = prefixTag
+	return append(k, name...)
+}
+
 func actionPrefix(session uint64) []byte { return idKey(prefixAction, session) }
 
 func actionKey(session, seq uint64) []byte {
@@ -217,6 +226,8 @@ func describeKey(k []byte) string {
 		if len(k) == taskKeyLen {
 			return fmt.Sprintf("lost changes of task %d", binary.BigEndian.Uint64(k[1:]))
 		}
+	case prefixTag:
+		return fmt.Sprintf("tag %q", k[1:])
 	}
 	return fmt.Sprintf("key %x", k)
 }

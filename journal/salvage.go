@@ -406,6 +406,12 @@ func (s *salvager) record(wb *spaceBatch, key, val []byte, version uint64) error
 			s.sessionSeq = n
 		}
 		return nil
+	case prefixTag:
+		if _, err := parseU64(val); err != nil {
+			s.lostRecord("%s: damaged", describeKey(key))
+			return nil
+		}
+		return keep()
 	}
 	s.lostRecord("%s: unknown record kind", describeKey(key))
 	return nil

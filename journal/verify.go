@@ -110,12 +110,19 @@ type verifier struct {
 	layerLen map[tasks.ID]int
 	state    *State
 	intent   *Intent
+	tags     []tagRef
 	// chunkBlobs maps each damaged chunk to the blobs made of it.
 	chunkBlobs map[chunkRef][]BlobRef
 	done       int
 	total      int
 	progress   func(done, total int)
 	buf        []byte
+}
+
+// tagRef is a tag record seen by verify: its key and the task it names.
+type tagRef struct {
+	key []byte
+	id  tasks.ID
 }
 
 func (v *verifier) add(kind string, key []byte, format string, args ...any) {
@@ -293,6 +300,8 @@ func kindOf(key []byte) string {
 		return "stat cache mark"
 	case prefixLost:
 		return "lost"
+	case prefixTag:
+		return "tag"
 	}
 	return "unknown"
 }
@@ -404,6 +413,12 @@ func (v *verifier) record(key, val []byte) {
 			bad(err)
 		} else {
 			v.add(kind, key, "changes lost in the salvage of %s: %s", m.Salvaged.UTC().Format(time.RFC3339), m.Detail)
+		}
+	case prefixTag:
+		if id, err := parseU64(val); err != nil {
+			bad(err)
+		} else {
+			v.tags = append(v.tags, tagRef{key: key, id: tasks.ID(id)})
 		}
 	default:
 		v.add(kind, key, "unknown record kind %q", key[0])
@@ -548,6 +563,11 @@ func (v *verifier) references() {
 	for id, files := range v.sealed {
 		if n := v.layerLen[id]; n != files {
 			v.add("task", taskKey(id), "its layer holds %d path(s) but it was sealed with %d: records were lost", n, files)
+		}
+	}
+	for _, t := range v.tags {
+		if t.id != tasks.Base && !v.taskIDs[t.id] {
+			v.add("tag", t.key, "names task %d, which is missing (timeagent tag --delete %s)", t.id, t.key[1:])
 		}
 	}
 	if s := v.state; s != nil {

@@ -229,3 +229,29 @@ func TestVerifyNeededByApply(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyTags: a tag naming a task that exists is healthy; one naming a
+// missing task is damage that says which task and how to remove the tag.
+func TestVerifyTags(t *testing.T) {
+	j, _ := healthyJournal(t)
+	err := j.Update(func(tx *Tx) error {
+		if err := tx.PutTag("good", 2); err != nil {
+			return err
+		}
+		return tx.PutTag("stale", 9)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags, err := j.Tags()
+	if err != nil || len(tags) != 2 || tags["good"] != 2 || tags["stale"] != 9 {
+		t.Fatalf("Tags() = %v, %v", tags, err)
+	}
+	damage, err := j.Verify(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(damage) != 1 || damage[0].Kind != "tag" || !strings.Contains(damage[0].String(), "stale") || !strings.Contains(damage[0].Detail, "task 9") {
+		t.Fatalf("damage: %v", damage)
+	}
+}

@@ -24,6 +24,9 @@ const (
 	// KindOutside is content found changed outside any session (drift), kept so
 	// nothing is lost.
 	KindOutside Kind = "outside"
+	// KindRevert is a task `timeagent revert` made: it undoes one earlier
+	// task's changes on top of the present.
+	KindRevert Kind = "revert"
 )
 
 // Task is one unit of work in the tree.

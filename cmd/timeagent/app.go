@@ -76,7 +76,7 @@ func execute(argv []string, sio stdio, active *session.Active) int {
 // channel: the ones that work on the root and forward to its session.
 var forwarded = map[string]bool{
 	"status": true, "log": true, "diff": true, "diff-file": true, "checkpoint": true,
-	"undo": true, "redo": true, "switch": true, "actions": true,
+	"undo": true, "redo": true, "switch": true, "actions": true, "tag": true,
 }
 
 // forwardable checks, in the session process, that argv names a command the
@@ -169,6 +169,7 @@ can be inspected, undone, redone and branched afterwards.`,
 		a.runCommand(), a.statusCommand(), a.logCommand(), a.diffCommand(), a.diffFileCommand(),
 		a.undoCommand(), a.redoCommand(), a.switchCommand(), a.applyCommand(), a.checkpointCommand(),
 		a.recoverCommand(), a.verifyCommand(), a.versionCommand(), a.actionsCommand(), a.proxyCommand(),
+		a.tagCommand(), a.revertCommand(),
 	)
 	return root
 }
@@ -317,7 +318,7 @@ func (e *unfinishedApply) Unwrap() error { return e.err }
 // finish: the read-only commands, and the moves, which go elsewhere instead.
 func canPassUnfinished(command string) bool {
 	switch command {
-	case "status", "log", "diff", "diff-file", "actions", "undo", "redo", "switch", "apply":
+	case "status", "log", "diff", "diff-file", "actions", "undo", "redo", "switch", "apply", "tag":
 		return true
 	}
 	return false

@@ -83,7 +83,7 @@ func (a *app) selectChanges(ws *session.Workspace, o diffOptions) (diffJSON, []j
 	}
 	switch {
 	case o.task != "":
-		id, err := parseTaskID(o.task)
+		id, err := resolveTask(j, o.task)
 		if err != nil {
 			return out, nil, err
 		}
@@ -98,11 +98,11 @@ func (a *app) selectChanges(ws *session.Workspace, o diffOptions) (diffJSON, []j
 		out.Task, out.From, out.To = &u, uint64(tree.Parent(id)), u
 		return out, changes, nil
 	case o.from != "":
-		from, err := parseTaskID(o.from)
+		from, err := resolveTask(j, o.from)
 		if err != nil {
 			return out, nil, err
 		}
-		to, err := parseTaskID(o.to)
+		to, err := resolveTask(j, o.to)
 		if err != nil {
 			return out, nil, err
 		}

@@ -21,6 +21,8 @@ type taskJSON struct {
 	Created     string `json:"createdAt"`
 	Ended       string `json:"endedAt,omitempty"`
 	Files       int    `json:"files"`
+	// Tags are the task's names (timeagent tag), sorted; [] when none.
+	Tags []string `json:"tags"`
 }
 
 type logJSON struct {
@@ -54,12 +56,18 @@ func (a *app) runLog(ws *session.Workspace) error {
 	if err != nil {
 		return err
 	}
+	tags, err := j.Tags()
+	if err != nil {
+		return err
+	}
+	byTask := tagsByTask(tags)
 	out := logJSON{SchemaVersion: schemaVersion, ActiveTask: uint64(st.Active), CurrentTask: uint64(st.Current),
 		BaseBranches: tree.HasBranches(tasks.Base), Tasks: []taskJSON{}}
 	for _, t := range tree.All() {
 		out.Tasks = append(out.Tasks, taskJSON{ID: uint64(t.ID), Parent: uint64(t.Parent), Summary: t.Summary,
 			Kind: string(t.Kind), Status: string(tree.StatusOf(t.ID, st.Active)), HasBranches: tree.HasBranches(t.ID),
-			Session: t.Session, Created: jsonTime(t.Created), Ended: jsonTime(t.Ended), Files: t.Files})
+			Session: t.Session, Created: jsonTime(t.Created), Ended: jsonTime(t.Ended), Files: t.Files,
+			Tags: append([]string{}, byTask[t.ID]...)})
 	}
 	if a.json {
 		return writeJSON(a.io.out, out)
@@ -118,6 +126,9 @@ func (a *app) printLog(tree *tasks.Tree, out logJSON) {
 			summary := t.Summary
 			if t.Kind == string(tasks.KindOutside) {
 				summary = "[outside] " + summary
+			}
+			if len(t.Tags) > 0 {
+				summary += "  [" + strings.Join(t.Tags, ", ") + "]"
 			}
 			fmt.Fprintf(w, "%s  %4d  %-7s  %-16s  %5d  %s%s\n", mark, t.ID, sess, shortTime(t.Created), t.Files,
 				strings.Repeat("  ", d), escapeName(summary))

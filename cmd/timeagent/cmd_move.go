@@ -33,11 +33,15 @@ type moveJSON struct {
 func (a *app) undoCommand() *cobra.Command {
 	var o moveOptions
 	cmd := &cobra.Command{
-		Use:   "undo [N]",
-		Short: "Go back N tasks (default 1), restoring the files byte for byte",
+		Use:   "undo [N | NAME]",
+		Short: "Go back N tasks (default 1), or back to the task tagged NAME, restoring the files byte for byte",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			tag := ""
 			n, err := countArg(args)
+			if err != nil && cow.ValidTagName(args[0]) == nil {
+				tag, err = args[0], nil
+			}
 			if err != nil {
 				return err
 			}
@@ -47,6 +51,9 @@ func (a *app) undoCommand() *cobra.Command {
 			return a.move("undo", o, func(ws *session.Workspace, tree *tasks.Tree, st journal.State) (tasks.ID, error) {
 				if o.session {
 					return sessionBase(ws.Journal, tree, st.Active)
+				}
+				if tag != "" {
+					return undoToTag(ws.Journal, tree, st.Active, tag)
 				}
 				return tree.Undo(st.Active, n)
 			})
@@ -81,14 +88,18 @@ func (a *app) switchCommand() *cobra.Command {
 	var o moveOptions
 	cmd := &cobra.Command{
 		Use:   "switch TASK",
-		Short: "Go to any task of the tree (0 = the base, before the first task)",
+		Short: "Go to any task of the tree (0 = the base, before the first task), by id or tag name",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseTaskID(args[0])
-			if err != nil {
+			if _, err := strconv.ParseUint(args[0], 10, 64); err != nil && cow.ValidTagName(args[0]) != nil {
+				_, err := parseTaskID(args[0])
 				return err
 			}
-			return a.move("switch", o, func(_ *session.Workspace, tree *tasks.Tree, _ journal.State) (tasks.ID, error) {
+			return a.move("switch", o, func(ws *session.Workspace, tree *tasks.Tree, _ journal.State) (tasks.ID, error) {
+				id, err := resolveTask(ws.Journal, args[0])
+				if err != nil {
+					return 0, err
+				}
 				return tree.Switch(id)
 			})
 		},
@@ -135,6 +146,25 @@ func (e errNothingToApply) Error() string {
 func (a *app) moveFlags(cmd *cobra.Command, o *moveOptions) {
 	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "apply even over files changed since their task ended (they are kept as a task first)")
 	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
+}
+
+// undoToTag is where `undo NAME` goes: the task tagged NAME, which must be
+// before active (one of its ancestors).
+func undoToTag(j *journal.Journal, tree *tasks.Tree, active tasks.ID, name string) (tasks.ID, error) {
+	id, err := resolveTask(j, name)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return 0, &usageError{fmt.Errorf("invalid count %q: give a positive number of tasks or a tag name (timeagent tag lists them)", name)}
+	}
+	if err != nil {
+		return 0, err
+	}
+	for _, x := range tree.Ancestors(active) {
+		if x == id && x != active {
+			return id, nil
+		}
+	}
+	return 0, fmt.Errorf("tag %s names task %d, which is not before the active task %d: use timeagent switch %s", name, id, active, name)
 }
 
 func countArg(args []string) (int, error) {
