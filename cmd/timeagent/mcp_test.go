@@ -21,8 +21,14 @@ type mcpClient struct {
 
 func (e *env) mcp(args ...string) *mcpClient {
 	e.t.Helper()
+	return e.mcpIn(e.root, args...)
+}
+
+// mcpIn starts `timeagent mcp ARGS` in dir.
+func (e *env) mcpIn(dir string, args ...string) *mcpClient {
+	e.t.Helper()
 	cmd := exec.Command(binary, append([]string{"mcp"}, args...)...)
-	cmd.Dir = e.root
+	cmd.Dir = dir
 	cmd.Env = e.baseEnv()
 	c := mcp.NewClient(&mcp.Implementation{Name: "timeagent-test", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -306,4 +312,22 @@ func TestMCPInSession(t *testing.T) {
 	if got := e.read("a.txt"); got != "two\n" {
 		t.Fatalf("after the session a.txt is %q", got)
 	}
+}
+
+// TestMCPRootFlag: a server started elsewhere serves the root named by
+// --root; without a root (a plain directory) every tool says how to name one.
+func TestMCPRootFlag(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, m1, _ := twoTasks(e, "copy")
+	c := e.mcpIn(e.scratch, "--root", e.root)
+	var l logDoc
+	c.ok("list_tasks", nil, &l)
+	if len(l.Tasks) != 2 {
+		t.Fatalf("list_tasks with --root: %+v", l)
+	}
+	c.ok("undo_task", nil, nil)
+	sameManifest(t, "undo_task with --root", m1, e.manifest())
+	msg := e.mcpIn(e.scratch).fails("list_tasks", nil)
+	contains(t, "no root", msg, "--root")
 }
