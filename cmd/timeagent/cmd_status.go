@@ -171,12 +171,12 @@ func (a *app) status(ws *session.Workspace) (statusJSON, error) {
 	out.ExternalActions = taSummarizeActions(acts)
 	if a.json {
 		// What the journal holds (during a session: recorded so far);
-		// status records nothing itself.
-		changes, err := session.SessionChanges(ws.Journal, s)
-		if err != nil {
-			return out, err
+		// status records nothing itself. A layer that cannot be read
+		// leaves the counts at 0: status must still show the state
+		// (verify names the damage).
+		if changes, err := session.SessionChanges(ws.Journal, s); err == nil {
+			out.Changes = taCountChanges(changes)
 		}
-		out.Changes = taCountChanges(changes)
 	}
 	return out, nil
 }
