@@ -150,6 +150,11 @@ func TestMCPTools(t *testing.T) {
 	}
 
 	var l logDoc
+	start := time.Now()
+	for i := 0; i < 10; i++ {
+		c.ok("list_tasks", nil, &l)
+	}
+	t.Logf("list_tasks outside a session: %v per call", time.Since(start)/10)
 	text := c.ok("list_tasks", nil, &l)
 	if len(l.Tasks) != 2 || l.ActiveTask != 2 || l.Tasks[0].Files != 2 || l.Tasks[1].Files != 3 {
 		t.Fatalf("list_tasks: %+v", l)
@@ -193,7 +198,7 @@ func TestMCPTools(t *testing.T) {
 	t.Logf("diff_task:\n%s", text)
 	contains(t, "diff_task text", text, "a.txt", "b.txt", "k.txt", "-one", "+two", "+b")
 	text = c.ok("diff_task", nil, &d) // the active task
-	if d.To != 2 {
+	if d.To != 2 || !strings.HasPrefix(text, "task 2 (from task 1)") {
 		t.Fatalf("diff_task of the active task: %+v", d)
 	}
 
@@ -276,7 +281,11 @@ func TestMCPInSession(t *testing.T) {
 	waitFor(t, "the agent's writes", 30*time.Second, func() bool { return exists(filepath.Join(e.scratch, "written")) })
 	c := e.mcp()
 	var st statusDoc
-	c.ok("status", nil, &st)
+	start := time.Now()
+	for i := 0; i < 10; i++ {
+		c.ok("status", nil, &st)
+	}
+	t.Logf("status during a fuse session: %v per call", time.Since(start)/10)
 	if st.State != "active" {
 		t.Fatalf("status during the session: %+v", st)
 	}
