@@ -340,3 +340,34 @@ func TestMCPRootFlag(t *testing.T) {
 	msg := e.mcpIn(e.scratch).fails("list_tasks", nil)
 	contains(t, "no root", msg, "--root")
 }
+
+// TestMCPInSessionDrift: during a fuse session an undo_task across a file
+// the user edited after its task ended is refused in the tools' words and
+// leaves the view as it was; with force the view moves and the edit stays
+// reachable.
+func TestMCPInSessionDrift(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("f.txt", "base\n", 0o644)
+	e.sh("fuse", `echo agent > f.txt`)
+	e.write("f.txt", "user\n", 0o644)
+	startBgSession(t, e, "fuse", `echo two > g.txt; touch "$SCRATCH/written"`)
+	waitFor(t, "the agent's writes", 30*time.Second, func() bool { return exists(filepath.Join(e.scratch, "written")) })
+	c := e.mcp()
+	msg := c.fails("undo_task", map[string]any{"count": 2})
+	t.Logf("refusal in a session:\n%s", msg)
+	contains(t, "refusal in a session", msg, "f.txt", "force: true")
+	if strings.Contains(msg, "--yes") {
+		t.Fatalf("the refusal points the model at a CLI flag:\n%s", msg)
+	}
+	if got := e.read("f.txt"); got != "user\n" || e.read("g.txt") != "two\n" {
+		t.Fatalf("after the refused undo_task the view shows f.txt %q", got)
+	}
+	var mv struct {
+		To uint64 `json:"to"`
+	}
+	c.ok("undo_task", map[string]any{"count": 2, "force": true}, &mv)
+	if got := e.read("f.txt"); got != "base\n" || exists(e.path("g.txt")) {
+		t.Fatalf("after undo_task force the view shows f.txt %q", got)
+	}
+}
