@@ -77,6 +77,7 @@ func execute(argv []string, sio stdio, active *session.Active) int {
 var forwarded = map[string]bool{
 	"status": true, "log": true, "diff": true, "diff-file": true, "checkpoint": true,
 	"undo": true, "redo": true, "switch": true, "actions": true, "tag": true,
+	hookSessionCommand: true,
 }
 
 // forwardable checks, in the session process, that argv names a command the
@@ -109,6 +110,9 @@ func forwardable(root *cobra.Command, argv []string) error {
 func forwardedList() string {
 	names := make([]string, 0, len(forwarded))
 	for n := range forwarded {
+		if strings.HasPrefix(n, "__") {
+			continue // internal (the hooks')
+		}
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -171,6 +175,7 @@ can be inspected, undone, redone and branched afterwards.`,
 		a.recoverCommand(), a.verifyCommand(), a.versionCommand(), a.actionsCommand(), a.proxyCommand(),
 		a.tagCommand(), a.revertCommand(),
 	)
+	root.AddCommand(a.hookCommand(), a.hookSessionCommand(), a.integrateCommand())
 	return root
 }
 
