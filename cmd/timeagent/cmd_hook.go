@@ -119,7 +119,10 @@ func (a *app) runHook(args []string) {
 	}
 	if err := h.locate(); err != nil {
 		h.logf("%v", err)
-		return
+		if kind != hooks.KindPreTool || h.root == "" {
+			return
+		}
+		// Refusing a risky command needs no state dir.
 	}
 	switch kind {
 	case hooks.KindPreTool:
@@ -156,11 +159,12 @@ func (h *hookRun) locate() error {
 	if err != nil {
 		return err
 	}
+	h.root = root
 	st, err := session.StateDir(root)
 	if err != nil {
 		return err
 	}
-	h.root, h.state = root, st
+	h.state = st
 	h.a.cwd, h.a.rootDir, h.a.state = h.cwd, root, st
 	return nil
 }
