@@ -124,7 +124,10 @@ func hookCommands(t *testing.T, data []byte) map[string][]string {
 func mcpCommand(t *testing.T, agent Agent, data []byte) (string, []string, bool) {
 	t.Helper()
 	var doc struct {
-		MCPServers  map[string]struct{ Command string; Args []string } `json:"mcpServers" toml:"-"`
+		MCPServers map[string]struct {
+			Command string
+			Args    []string
+		} `json:"mcpServers" toml:"-"`
 		MCPServers2 map[string]struct {
 			Command string   `toml:"command"`
 			Args    []string `toml:"args"`

@@ -31,7 +31,7 @@ func hookPayload(agent, kind, cwd, text string) string {
 	case "claude":
 		m = map[string]any{"session_id": "e20fcd60-0d1c-4bb4-9a52-3b1e0d6f4f1a",
 			"transcript_path": "/root/.claude/projects/-tmp-r1/e20fcd60-0d1c-4bb4-9a52-3b1e0d6f4f1a.jsonl",
-			"cwd": cwd, "permission_mode": "bypassPermissions", "effort": map[string]any{"level": "high"}}
+			"cwd":             cwd, "permission_mode": "bypassPermissions", "effort": map[string]any{"level": "high"}}
 		switch kind {
 		case "prompt":
 			m["hook_event_name"], m["prompt"] = ev[0], text
@@ -45,7 +45,7 @@ func hookPayload(agent, kind, cwd, text string) string {
 	case "codex":
 		m = map[string]any{"session_id": "01a23d7f-5c1e-7a10-b3c4-0d2e3f4a5b6c", "turn_id": "01a23d7f-2f78-7c00-9d8e-1a2b3c4d5e6f",
 			"transcript_path": "/root/.codex/sessions/2026/12/03/rollout-2026-12-03T20-01-01a23d7f.jsonl",
-			"cwd": cwd, "model": "gpt-5.5", "permission_mode": "bypassPermissions"}
+			"cwd":             cwd, "model": "gpt-5.5", "permission_mode": "bypassPermissions"}
 		switch kind {
 		case "prompt":
 			m["hook_event_name"], m["prompt"] = ev[0], text
@@ -58,7 +58,7 @@ func hookPayload(agent, kind, cwd, text string) string {
 	default:
 		m = map[string]any{"session_id": "11b4e34d-7f00-4a1b-9c2d-3e4f5a6b7c8d",
 			"transcript_path": "/root/.gemini/tmp/r1/chats/session-2026-12-03T20-01-11b4e34d.jsonl",
-			"cwd": cwd, "timestamp": "2026-12-03T20:01:02.345Z"}
+			"cwd":             cwd, "timestamp": "2026-12-03T20:01:02.345Z"}
 		full := "<hook_context>HOOKCTX:gemini:SessionStart</hook_context>\n\n" + text
 		switch kind {
 		case "prompt":
