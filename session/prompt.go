@@ -41,6 +41,7 @@ func (a *Active) Prompt(summary string) (PromptResult, error) {
 	}
 	empty, err := a.openTaskEmpty()
 	if err != nil {
+		a.prescan = nil
 		return PromptResult{}, err
 	}
 	if !empty {
@@ -69,7 +70,11 @@ func (a *Active) openTaskEmpty() (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("scan %s: %w", a.W.Root, err)
 		}
-		return len(cow.Diff(a.last, m)) == 0, nil
+		if len(cow.Diff(a.last, m)) == 0 {
+			return true, nil
+		}
+		a.prescan = m // the seal that follows uses it
+		return false, nil
 	}
 	if err := a.rec.flush(); err != nil {
 		return false, err

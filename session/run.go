@@ -96,10 +96,13 @@ type Active struct {
 	// prompt is the summary of the latest user prompt (Prompt): the tasks
 	// opened after it are named after it, not after the command line.
 	prompt string
-	last   cow.Manifest // the copy-mode scan the open task started from
-	first  cow.Manifest // the copy-mode scan the session started from
-	sealed cow.Manifest // the copy-mode scan of a sealed task, saved once it is committed
-	rec    recorder
+	// prescan is a copy-mode scan Prompt made just before sealing the open
+	// task: the seal uses it instead of scanning again.
+	prescan cow.Manifest
+	last    cow.Manifest // the copy-mode scan the open task started from
+	first   cow.Manifest // the copy-mode scan the session started from
+	sealed  cow.Manifest // the copy-mode scan of a sealed task, saved once it is committed
+	rec     recorder
 }
 
 // recorder captures the layer of the open task; one per mode.
