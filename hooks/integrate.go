@@ -149,6 +149,11 @@ func Integrate(o Options) (Result, error) {
 			if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return res, fmt.Errorf("remove %s: %w", f.Path, err)
 			}
+			// Its directory (.claude, .codex, .gemini) goes too when
+			// nothing else is in it.
+			if dir := filepath.Dir(f.Path); dir != o.Home && dir != o.Project {
+				_ = os.Remove(dir)
+			}
 			continue
 		}
 		if err := writeAtomic(f.Path, f.after); err != nil {

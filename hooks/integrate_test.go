@@ -335,7 +335,10 @@ func TestIntegrateFresh(t *testing.T) {
 				if _, err := Integrate(o); err != nil {
 					t.Fatal(err)
 				}
-				for _, p := range []string{hf, mf} {
+				for _, p := range []string{hf, mf, filepath.Dir(hf)} {
+					if p == o.Home || p == o.Project {
+						continue
+					}
 					if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 						t.Errorf("%s left after removal: %v", p, err)
 					}

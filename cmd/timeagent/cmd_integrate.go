@@ -98,6 +98,9 @@ func (a *app) printIntegrate(res hooks.Result, o hooks.Options) {
 	if res.Changed() && !o.Remove {
 		fmt.Fprintf(w, "the hooks run %s\n", escapeName(hooks.HookCommand(o.Binary, o.Agent, "EVENT")))
 	}
+	if !res.Changed() {
+		return
+	}
 	for _, n := range res.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
