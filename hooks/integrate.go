@@ -241,10 +241,16 @@ func hookEntry(o Options, event string) *object {
 	}
 	h.set("type", "command")
 	h.set("command", HookCommand(o.Binary, o.Agent, event))
+	// A prompt or stop hook may wait for the first scan of a big tree
+	// (the capture's baseline); a pre-tool hook only classifies.
+	timeout := 10
+	if KindOf(o.Agent, event) != KindPreTool {
+		timeout = 120
+	}
 	if o.Agent == Gemini {
-		h.set("timeout", 10000) // milliseconds
+		h.set("timeout", timeout*1000) // milliseconds
 	} else {
-		h.set("timeout", 10) // seconds
+		h.set("timeout", timeout) // seconds
 	}
 	g := newObject()
 	if KindOf(o.Agent, event) == KindPreTool {

@@ -84,6 +84,7 @@ func (h *hookRun) logf(format string, args ...any) {
 
 func (a *app) runHook(args []string) {
 	h := &hookRun{a: a}
+	a.json = true // no progress bars on the agent's stderr
 	defer func() {
 		if r := recover(); r != nil {
 			h.logf("internal error: %v", r)
