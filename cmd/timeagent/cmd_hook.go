@@ -119,11 +119,15 @@ func (a *app) runHook(args []string) {
 		return
 	}
 	if err := h.locate(); err != nil {
-		h.logf("%v", err)
-		if kind != hooks.KindPreTool || h.root == "" {
+		// Outside any repository (hooks installed with --user) there is
+		// nothing to record, and that is no failure; a risky command is
+		// still refused, which needs neither a root nor a state dir.
+		if !errors.Is(err, session.ErrNoRoot) {
+			h.logf("%v", err)
+		}
+		if kind != hooks.KindPreTool {
 			return
 		}
-		// Refusing a risky command needs no state dir.
 	}
 	switch kind {
 	case hooks.KindPreTool:
@@ -213,6 +217,9 @@ func (h *hookRun) preTool() error {
 			}
 		}
 		if dir == "" {
+			if h.state == "" {
+				continue // no root: nowhere to note it
+			}
 			shown, _ := actions.DisplayCommand(c.Argv)
 			h.logf("%s action (%s risk) %s: %s (no session: not on an action log)", c.Category, c.Risk, act.Decision, shown)
 			continue

@@ -497,3 +497,26 @@ for i in 0 1 2 3 4 5; do date +%s%N > "src/d000/f00$i.txt"; t p$i; h Stop s$i; d
 		t.Fatalf("tasks: %d", len(l.Tasks))
 	}
 }
+
+// TestHookOutsideRepository: hooks installed for the user fire in
+// directories that are no repository: the prompt hook does nothing and
+// says nothing, the pre-tool hook still refuses a risky command.
+func TestHookOutsideRepository(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	dir := t.TempDir()
+	for _, agent := range []string{"claude", "gemini"} {
+		ev := agentEvents[agent]
+		writeFile(t, filepath.Join(e.scratch, "p.json"), []byte(hookPayload(agent, "prompt", dir, "hello")), 0o644)
+		writeFile(t, filepath.Join(e.scratch, "t.json"), []byte(hookPayload(agent, "pre-tool", dir, "npm publish")), 0o644)
+		cmd := exec.Command("sh", "-c", hookScript+"h "+ev[0]+" p; h "+ev[2]+" t")
+		cmd.Dir, cmd.Env = dir, append(e.baseEnv(), "AGENT="+agent)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if got := e.hookOut("p"); got != quiet(agent) {
+			t.Errorf("%s prompt outside a repository printed %q", agent, got)
+		}
+		contains(t, agent+" pre-tool outside a repository", e.hookOut("t"), "deny", "npm publish")
+	}
+}
