@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -448,8 +449,13 @@ func captureTask(ws *session.Workspace, hs *hooks.State, kind tasks.Kind, summar
 	}
 	if hs.Capturing != 0 {
 		if _, err := j.Task(hs.Capturing); err == nil {
-			// Committed before a crash: the cache only catches up.
-			c.Changes = nil
+			// Committed before a crash, the cache not saved: what that
+			// task holds is not recorded again; what changed since is.
+			layer, err := j.Layer(hs.Capturing)
+			if err != nil {
+				return 0, err
+			}
+			c.Changes = changesSince(c.Changes, layer)
 		} else if !errors.Is(err, journal.ErrNotFound) {
 			return 0, err
 		}
@@ -485,4 +491,35 @@ func captureTask(ws *session.Workspace, hs *hooks.State, kind tasks.Kind, summar
 	}
 	hs.Capturing = 0
 	return id, nil
+}
+
+// changesSince returns the changes of a scan against a stale cache that a
+// committed layer does not already hold: a path the layer left as the scan
+// finds it is dropped, one changed again starts from the layer's state.
+func changesSince(changes, layer []journal.Change) []journal.Change {
+	after := make(map[string]journal.NodeState, len(layer))
+	for _, c := range layer {
+		after[c.Path] = c.After
+	}
+	var out []journal.Change
+	seen := make(map[string]bool, len(changes))
+	for _, c := range changes {
+		seen[c.Path] = true
+		if a, ok := after[c.Path]; ok {
+			if a.Equal(c.After) {
+				continue
+			}
+			c.Before = a
+		}
+		out = append(out, c)
+	}
+	// A path the scan finds as the stale cache has it (the layer's
+	// before-state) was changed back since the layer.
+	for _, c := range layer {
+		if !seen[c.Path] && !c.Before.Equal(c.After) {
+			out = append(out, journal.Change{Path: c.Path, Before: c.After, After: c.Before})
+		}
+	}
+	sort.Slice(out, func(i, k int) bool { return out[i].Path < out[k].Path })
+	return out
 }
