@@ -15,14 +15,22 @@ import (
 // StateName is the file in a root's state dir where the hooks keep State.
 const StateName = "hooks.json"
 
+// maxViews bounds the conversations State remembers (the oldest view is
+// dropped first).
+const maxViews = 32
+
+// View is where the files were when a conversation last saw them.
+type View struct {
+	Task tasks.ID  `json:"task"`
+	At   time.Time `json:"at"`
+}
+
 // State is the hooks' small per-root record.
 type State struct {
-	// Seen is the task the files were at when the agent last saw them (the
-	// end of its last turn, or its last prompt); SeenAt is when.
-	Seen   tasks.ID  `json:"seen"`
-	SeenAt time.Time `json:"seenAt"`
-	// HasSeen is false until a hook recorded Seen.
-	HasSeen bool `json:"hasSeen"`
+	// Views holds, per conversation (the agent's session_id; "" when it
+	// gives none), the task the files were at when that conversation last
+	// saw them: the end of its last turn, or its last prompt.
+	Views map[string]View `json:"views,omitempty"`
 	// Prompt is the summary of the prompt whose work a copy capture has not
 	// recorded yet (set by the prompt hook, cleared by the stop hook).
 	Prompt string `json:"prompt,omitempty"`
@@ -31,6 +39,23 @@ type State struct {
 	// the task's commit and the cache's save), and its changes must not be
 	// recorded again.
 	Capturing tasks.ID `json:"capturing,omitempty"`
+}
+
+// Saw records that conversation conv saw the files at task at time at.
+func (s *State) Saw(conv string, task tasks.ID, at time.Time) {
+	if s.Views == nil {
+		s.Views = map[string]View{}
+	}
+	s.Views[conv] = View{Task: task, At: at}
+	for len(s.Views) > maxViews {
+		oldest, found := "", false
+		for k, v := range s.Views {
+			if k != conv && (!found || v.At.Before(s.Views[oldest].At)) {
+				oldest, found = k, true
+			}
+		}
+		delete(s.Views, oldest)
+	}
 }
 
 // LoadState reads the record of the state dir; a missing record is empty.

@@ -244,7 +244,7 @@ type hookAnswer struct {
 func (h *hookRun) prompt() error {
 	summary := hooks.PromptSummary(h.ev.Prompt)
 	ans, err := h.inSessionOrCapture([]string{"prompt", string(h.agent), summary}, func(ws *session.Workspace) (hookAnswer, error) {
-		return capturePrompt(ws, summary, time.Now())
+		return capturePrompt(ws, summary, h.ev.SessionID, time.Now())
 	})
 	if err != nil {
 		return err
@@ -258,7 +258,7 @@ func (h *hookRun) prompt() error {
 // that prompt.
 func (h *hookRun) stop() error {
 	_, err := h.inSessionOrCapture([]string{"stop", string(h.agent)}, func(ws *session.Workspace) (hookAnswer, error) {
-		return captureStop(ws, string(h.agent), time.Now())
+		return captureStop(ws, string(h.agent), h.ev.SessionID, time.Now())
 	})
 	return err
 }
@@ -289,7 +289,8 @@ func (h *hookRun) inSessionOrCapture(argv []string, capture func(ws *session.Wor
 }
 
 func (h *hookRun) callSession(addr string, argv []string) (hookAnswer, error) {
-	resp, err := session.Call(addr, session.Request{Argv: append([]string{hookSessionCommand}, argv...), Cwd: h.cwd}, hookCall)
+	full := append([]string{hookSessionCommand, "--conversation", h.ev.SessionID}, argv...)
+	resp, err := session.Call(addr, session.Request{Argv: full, Cwd: h.cwd}, hookCall)
 	if err != nil {
 		return hookAnswer{}, fmt.Errorf("reach the session on %s: %w", h.root, err)
 	}
@@ -308,8 +309,9 @@ func (h *hookRun) callSession(addr string, argv []string) (hookAnswer, error) {
 const hookSessionCommand = "__hook-session"
 
 func (a *app) hookSessionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:    hookSessionCommand + " prompt|stop AGENT [SUMMARY]",
+	var conv string
+	cmd := &cobra.Command{
+		Use:    hookSessionCommand + " [--conversation ID] prompt|stop AGENT [SUMMARY]",
 		Hidden: true,
 		Args:   cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -332,7 +334,7 @@ func (a *app) hookSessionCommand() *cobra.Command {
 				if len(args) != 3 {
 					return &usageError{errors.New("prompt needs a summary")}
 				}
-				if ans.Note, err = moveNote(j, hs); err != nil {
+				if ans.Note, err = moveNote(j, hs, conv); err != nil {
 					return err
 				}
 				res, err := act.Prompt(args[2])
@@ -349,19 +351,24 @@ func (a *app) hookSessionCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			hs.Seen, hs.SeenAt, hs.HasSeen, hs.Prompt = st.Active, now, true, ""
+			hs.Saw(conv, st.Active, now)
+			hs.Prompt = ""
 			if err := hooks.SaveState(act.W.StateDir, hs); err != nil {
 				return err
 			}
 			return json.NewEncoder(a.io.out).Encode(ans)
 		},
 	}
+	cmd.Flags().StringVar(&conv, "conversation", "", "the agent's session id")
+	return cmd
 }
 
-// moveNote is the note for the agent when the files moved since it last
-// saw them (hooks.Note), or "".
-func moveNote(j *journal.Journal, hs hooks.State) (string, error) {
-	if !hs.HasSeen {
+// moveNote is the note for the agent in conversation conv when the files
+// moved since it last saw them (hooks.Note), or "". Another conversation
+// has seen nothing.
+func moveNote(j *journal.Journal, hs hooks.State, conv string) (string, error) {
+	v, ok := hs.Views[conv]
+	if !ok {
 		return "", nil
 	}
 	st, err := j.State()
@@ -372,20 +379,20 @@ func moveNote(j *journal.Journal, hs hooks.State) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return hooks.Note(tree, j, hs.Seen, st.Active, hs.SeenAt)
+	return hooks.Note(tree, j, v.Task, st.Active, v.At)
 }
 
 // capturePrompt is the prompt hook without a session: what changed since
 // the last capture is recorded first (as the previous prompt's task when
 // its stop hook never came, else as an outside task: the user's edits
 // between prompts), then the new prompt is remembered for its stop.
-func capturePrompt(ws *session.Workspace, summary string, now time.Time) (hookAnswer, error) {
+func capturePrompt(ws *session.Workspace, summary, conv string, now time.Time) (hookAnswer, error) {
 	hs, err := hooks.LoadState(ws.StateDir)
 	if err != nil {
 		return hookAnswer{}, err
 	}
 	var ans hookAnswer
-	if ans.Note, err = moveNote(ws.Journal, hs); err != nil {
+	if ans.Note, err = moveNote(ws.Journal, hs, conv); err != nil {
 		return ans, err
 	}
 	kind, what := tasks.KindOutside, ""
@@ -400,13 +407,14 @@ func capturePrompt(ws *session.Workspace, summary string, now time.Time) (hookAn
 		return ans, err
 	}
 	ans.Task = st.Active
-	hs.Prompt, hs.Seen, hs.SeenAt, hs.HasSeen = summary, st.Active, now, true
+	hs.Prompt = summary
+	hs.Saw(conv, st.Active, now)
 	return ans, hooks.SaveState(ws.StateDir, hs)
 }
 
 // captureStop is the stop hook without a session: the prompt's changes
 // become its task.
-func captureStop(ws *session.Workspace, agent string, now time.Time) (hookAnswer, error) {
+func captureStop(ws *session.Workspace, agent, conv string, now time.Time) (hookAnswer, error) {
 	hs, err := hooks.LoadState(ws.StateDir)
 	if err != nil {
 		return hookAnswer{}, err
@@ -424,7 +432,8 @@ func captureStop(ws *session.Workspace, agent string, now time.Time) (hookAnswer
 		return ans, err
 	}
 	ans.Task = st.Active
-	hs.Prompt, hs.Seen, hs.SeenAt, hs.HasSeen = "", st.Active, now, true
+	hs.Prompt = ""
+	hs.Saw(conv, st.Active, now)
 	return ans, hooks.SaveState(ws.StateDir, hs)
 }
 

@@ -520,3 +520,32 @@ func TestHookOutsideRepository(t *testing.T) {
 		contains(t, agent+" pre-tool outside a repository", e.hookOut("t"), "deny", "npm publish")
 	}
 }
+
+// TestHookMoveNoteConversation: the note goes to the conversation that saw
+// the files before they moved; a new conversation (another session_id)
+// has seen nothing and gets none.
+func TestHookMoveNoteConversation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.extra = append(e.extra, "AGENT=claude")
+	e.writePayloads("claude", map[string][2]string{"p1": {"prompt", "one"}, "s1": {"stop", ""}, "p2": {"prompt", "two"}})
+	other := strings.ReplaceAll(hookPayload("claude", "prompt", e.root, "other"), "e20fcd60-0d1c", "99999999-0d1c")
+	writeFile(t, filepath.Join(e.scratch, "o1.json"), []byte(other), 0o644)
+	agent := func(script string) {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", hookScript+"set -e\n"+script)
+		cmd.Dir, cmd.Env = e.root, e.baseEnv()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("agent: %v\n%s", err, out)
+		}
+	}
+	agent("h UserPromptSubmit p1; echo one > a.txt; h Stop s1")
+	e.ok("undo")
+	agent("h UserPromptSubmit o1")
+	if got := e.hookOut("o1"); got != "" {
+		t.Fatalf("a new conversation got %q", got)
+	}
+	// The first conversation resumes later: it is told.
+	agent("h UserPromptSubmit p2")
+	contains(t, "the first conversation's note", e.hookOut("p2"), "task 1 was undone: a.txt")
+}
