@@ -34,6 +34,7 @@ func (a *Active) summaryOf() string {
 func (a *Active) Prompt(summary string) (PromptResult, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	defer func() { a.prescan = nil }() // never kept past this seal
 	summary = tasks.Summarize(summary)
 	a.prompt = summary
 	if a.pending {
@@ -41,7 +42,6 @@ func (a *Active) Prompt(summary string) (PromptResult, error) {
 	}
 	empty, err := a.openTaskEmpty()
 	if err != nil {
-		a.prescan = nil
 		return PromptResult{}, err
 	}
 	if !empty {
