@@ -252,13 +252,16 @@ func hookEntry(o Options, event string) *object {
 	} else {
 		h.set("timeout", timeout) // seconds
 	}
+	// The matcher form verified with each agent (agent-clients.md); the
+	// pre-tool hook matches the shell tool only.
 	g := newObject()
-	if KindOf(o.Agent, event) == KindPreTool {
-		if o.Agent == Gemini {
-			g.set("matcher", "run_shell_command")
-		} else {
-			g.set("matcher", "Bash")
-		}
+	switch {
+	case KindOf(o.Agent, event) != KindPreTool:
+		g.set("matcher", "*")
+	case o.Agent == Gemini:
+		g.set("matcher", "run_shell_command")
+	default:
+		g.set("matcher", "Bash")
 	}
 	g.set("hooks", []any{h})
 	return g
