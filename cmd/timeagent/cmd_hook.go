@@ -155,7 +155,11 @@ func (h *hookRun) locate() error {
 		h.cwd = wd
 	}
 	if h.a.dir != "" {
-		h.cwd = h.a.dir
+		d, err := filepath.Abs(h.a.dir)
+		if err != nil {
+			return fmt.Errorf("-C %s: %w", h.a.dir, err)
+		}
+		h.cwd = d
 	}
 	explicit := h.a.root
 	if r := os.Getenv(session.EnvRoot); explicit == "" && r != "" && inside(h.cwd, r) {
