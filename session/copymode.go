@@ -13,11 +13,17 @@ import (
 type copyRecorder struct{}
 
 func (copyRecorder) seal(a *Active, _, _ tasks.ID) ([]journal.Change, error) {
-	m, skipped, err := cow.Scan(a.W.Tree, a.W.Journal, cow.ScanOptions{Cache: a.last, Exclude: a.W.Exclude(), Progress: a.opts.progress()})
-	if err != nil {
-		return nil, fmt.Errorf("scan %s: %w", a.W.Root, err)
+	m := a.prescan
+	a.prescan = nil
+	if m == nil {
+		var skipped []string
+		var err error
+		m, skipped, err = cow.Scan(a.W.Tree, a.W.Journal, cow.ScanOptions{Cache: a.last, Exclude: a.W.Exclude(), Progress: a.opts.progress()})
+		if err != nil {
+			return nil, fmt.Errorf("scan %s: %w", a.W.Root, err)
+		}
+		a.notifySkipped(skipped)
 	}
-	a.notifySkipped(skipped)
 	a.sealed = m
 	return cow.Diff(a.last, m), nil
 }

@@ -93,10 +93,16 @@ type Active struct {
 	// (recordPending), so undo/redo inside a session leave no empty tasks.
 	pending       bool
 	pendingParent tasks.ID
-	last          cow.Manifest // the copy-mode scan the open task started from
-	first         cow.Manifest // the copy-mode scan the session started from
-	sealed        cow.Manifest // the copy-mode scan of a sealed task, saved once it is committed
-	rec           recorder
+	// prompt is the summary of the latest user prompt (Prompt): the tasks
+	// opened after it are named after it, not after the command line.
+	prompt string
+	// prescan is a copy-mode scan Prompt made just before sealing the open
+	// task: the seal uses it instead of scanning again.
+	prescan cow.Manifest
+	last    cow.Manifest // the copy-mode scan the open task started from
+	first   cow.Manifest // the copy-mode scan the session started from
+	sealed  cow.Manifest // the copy-mode scan of a sealed task, saved once it is committed
+	rec     recorder
 }
 
 // recorder captures the layer of the open task; one per mode.

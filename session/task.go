@@ -26,6 +26,10 @@ func (a *Active) openTaskLocked(t tasks.Task, sess journal.Session) error {
 func (a *Active) Checkpoint(summary string) (sealed tasks.ID, next tasks.ID, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.checkpointLocked(summary)
+}
+
+func (a *Active) checkpointLocked(summary string) (sealed tasks.ID, next tasks.ID, err error) {
 	j := a.W.Journal
 	if a.pending {
 		if _, err := a.recordPending(true); err != nil {
@@ -60,7 +64,7 @@ func (a *Active) Checkpoint(summary string) (sealed tasks.ID, next tasks.ID, err
 		return 0, 0, err
 	}
 	if summary == "" {
-		summary = SummaryOf(a.opts.Summary, a.opts.Argv)
+		summary = a.summaryOf()
 	}
 	nt := tasks.Task{ID: next, Parent: cur, Summary: tasks.Summarize(summary), Session: a.Session.ID,
 		Kind: tasks.KindAgent, Created: now}
@@ -87,7 +91,7 @@ func (a *Active) recordPending(force bool) (bool, error) {
 	if len(layer) == 0 && !force {
 		return false, nil
 	}
-	t := tasks.Task{ID: a.task, Parent: a.pendingParent, Summary: SummaryOf(a.opts.Summary, a.opts.Argv),
+	t := tasks.Task{ID: a.task, Parent: a.pendingParent, Summary: a.summaryOf(),
 		Session: a.Session.ID, Kind: tasks.KindAgent, Created: a.opts.now()}
 	sess := a.Session
 	sess.Tasks = append(append([]tasks.ID(nil), sess.Tasks...), t.ID)

@@ -37,7 +37,13 @@ func (e *RunningError) Unwrap() error { return ErrLocked }
 // holds the lock it returns a *RunningError naming it; another short command
 // holding the lock is waited for briefly.
 func Open(root, stateDir, command string) (*Workspace, error) {
-	l, held, err := WaitLock(stateDir, Holder{Pid: os.Getpid(), Command: command}, 10*time.Second)
+	return OpenWait(root, stateDir, command, 10*time.Second)
+}
+
+// OpenWait is Open waiting at most wait for another short command's lock
+// (an agent's hook, which must answer at once, gives up early).
+func OpenWait(root, stateDir, command string, wait time.Duration) (*Workspace, error) {
+	l, held, err := WaitLock(stateDir, Holder{Pid: os.Getpid(), Command: command}, wait)
 	if err != nil {
 		if errors.Is(err, ErrLocked) {
 			if held != nil && held.Command == "run" {

@@ -54,12 +54,12 @@ func runMain(args []string) error {
 	bin := fs.String("bin", "bin/timeagent", "timeagent binary")
 	out := fs.String("out", "bench/RESULTS.md", "markdown results file")
 	reps := fs.Int("reps", 3, "repetitions of each step (median taken)")
-	only := fs.String("only", "", `run only one section: "huge" (the file over 4 GiB) or "fuse" (session start and workloads; ratios to copy mode are then missing); results are written only with an explicit -out`)
+	only := fs.String("only", "", `run only one section: "huge" (the file over 4 GiB), "hooks" (agent hooks without a session) or "fuse" (session start and workloads; ratios to copy mode are then missing); results are written only with an explicit -out`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *only != "" && *only != "huge" && *only != "fuse" {
-		return fmt.Errorf("run: -only %q: want huge or fuse", *only)
+	if *only != "" && *only != "huge" && *only != "fuse" && *only != "hooks" {
+		return fmt.Errorf("run: -only %q: want huge, fuse or hooks", *only)
 	}
 	outSet := false
 	fs.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
@@ -73,7 +73,7 @@ func runMain(args []string) error {
 	if cfg.quick {
 		cfg.sizes, cfg.bigMiB, cfg.readMiB, cfg.create = []int{2000, 10000}, 110, 256, 5000
 	}
-	if cfg.only != "" {
+	if cfg.only != "" && cfg.only != "hooks" {
 		cfg.sizes = cfg.sizes[:1]
 	}
 	var err error
@@ -119,6 +119,14 @@ func (b *bench) sections() error {
 	if cfg.only == "huge" {
 		return b.hugeFile(cfg.sizes[0])
 	}
+	if cfg.only == "hooks" {
+		for _, n := range cfg.sizes {
+			if err := b.hookCapture(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if cfg.only == "fuse" {
 		largest := cfg.sizes[len(cfg.sizes)-1]
 		if err := b.prepareTree(largest); err != nil {
@@ -128,6 +136,9 @@ func (b *bench) sections() error {
 	}
 	for _, n := range cfg.sizes {
 		if err := b.checkpoints(n); err != nil {
+			return err
+		}
+		if err := b.hookCapture(n); err != nil {
 			return err
 		}
 	}

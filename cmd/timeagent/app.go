@@ -80,6 +80,7 @@ func execute(argv []string, sio stdio, active *session.Active) int {
 var forwarded = map[string]bool{
 	"status": true, "log": true, "diff": true, "diff-file": true, "checkpoint": true,
 	"undo": true, "redo": true, "switch": true, "actions": true, "tag": true,
+	hookSessionCommand: true,
 }
 
 // forwardable checks, in the session process, that argv names a command the
@@ -112,6 +113,9 @@ func forwardable(root *cobra.Command, argv []string) error {
 func forwardedList() string {
 	names := make([]string, 0, len(forwarded))
 	for n := range forwarded {
+		if strings.HasPrefix(n, "__") {
+			continue // internal (the hooks')
+		}
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -174,6 +178,7 @@ can be inspected, undone, redone and branched afterwards.`,
 		a.recoverCommand(), a.verifyCommand(), a.versionCommand(), a.actionsCommand(), a.proxyCommand(),
 		a.tagCommand(), a.revertCommand(), a.mcpCommand(),
 	)
+	root.AddCommand(a.hookCommand(), a.hookSessionCommand(), a.integrateCommand())
 	return root
 }
 
