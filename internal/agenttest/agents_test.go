@@ -3,6 +3,10 @@
 package agenttest
 
 import (
+	"encoding/json"
+	"path/filepath"
+
+	"github.com/timeagent-dev/timeagent/internal/testrepo"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +67,118 @@ func TestWriteEdit(t *testing.T) {
 				t.Logf("took %v", time.Since(start).Round(time.Millisecond))
 			})
 		}
+	}
+}
+
+// terraformScript makes the model run terraform apply with the client's
+// shell tool and print its exit status.
+func terraformScript() []Prompt {
+	return []Prompt{{Key: "PROMPT-TF", Text: "PROMPT-TF: deploy the infrastructure", Steps: []Step{
+		{Shell: "echo terraform-path=$(command -v terraform); terraform apply -auto-approve; echo terraform-exit=$?"},
+		{Text: "Done: PROMPT-TF."},
+	}}}
+}
+
+// fakeTerraform puts a terraform on c's PATH that leaves a marker when it
+// runs, and returns the marker's path.
+func fakeTerraform(t *testing.T, c *client) string {
+	t.Helper()
+	dir := filepath.Join(c.dir, "fakebin")
+	marker := filepath.Join(c.dir, "terraform-ran")
+	testrepo.WriteFile(t, filepath.Join(dir, "terraform"), []byte("#!/bin/sh\necho \"$@\" > "+marker+"\necho fake terraform applied\n"), 0o755)
+	c.extraPath = dir
+	return marker
+}
+
+// toolOutput finds what the model was told after the shell step: the text
+// around marker in the last scripted request.
+func toolOutput(c *client, marker string) string {
+	reqs := c.model.ScriptRequests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		b := string(reqs[i].Body)
+		if j := strings.LastIndex(b, marker); j >= 0 {
+			lo := max(0, j-300)
+			return b[lo:min(len(b), j+40)]
+		}
+	}
+	return ""
+}
+
+// field returns the value printed after prefix in the shell step's output
+// the model was told (up to the end of its line).
+func field(c *client, prefix string) string {
+	s := toolOutput(c, prefix)
+	i := strings.LastIndex(s, prefix)
+	if i < 0 {
+		return "(nothing)"
+	}
+	s = s[i+len(prefix):]
+	if j := strings.IndexAny(s, "\\\n\""); j >= 0 {
+		s = s[:j]
+	}
+	if s == "" {
+		return "(nothing: not on PATH)"
+	}
+	return prefix + s
+}
+
+// actionDoc is the part of actions --json the tests read.
+type actionDoc struct {
+	Actions []struct {
+		Tool     string   `json:"tool"`
+		Argv     []string `json:"argv"`
+		Risk     string   `json:"risk"`
+		Decision string   `json:"decision"`
+		ExitCode int      `json:"exitCode"`
+	} `json:"actions"`
+}
+
+// TestTerraformApplyReachesProxy runs terraform apply through each
+// client's shell tool inside timeagent run (copy mode, no terminal): the
+// PATH proxy must see it, refuse it (critical risk, nobody to ask) and
+// record it, and the real terraform must not run. Codex runs commands in a
+// login shell that resets PATH on Debian (agent-clients.md): the codex
+// subtest reports what happens there, codex-no-login-shell runs it with
+// -c allow_login_shell=false.
+func TestTerraformApplyReachesProxy(t *testing.T) {
+	for _, name := range append(clientNames, "codex-no-login-shell") {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			client := name
+			if name == "codex-no-login-shell" {
+				client = "codex"
+			}
+			c := newClient(t, client, terraformScript())
+			if name == "codex-no-login-shell" {
+				c.extraArgs = []string{"-c", "allow_login_shell=false"}
+			}
+			marker := fakeTerraform(t, c)
+			c.prompt(terraformScript()[0].Text, wrapRun("copy")...)
+			var doc actionDoc
+			out := c.ta("actions", "--json")
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatalf("actions --json: %v\n%s", err, out)
+			}
+			told := toolOutput(c, "terraform-exit=")
+			ran := testrepo.Exists(marker)
+			t.Logf("took %v; actions: %+v; terraform ran: %v; the model was told: …%s", time.Since(start).Round(time.Millisecond), doc.Actions, ran, told)
+			if len(doc.Actions) == 0 && name == "codex" {
+				if ran {
+					t.Fatalf("codex: terraform apply ran without the proxy seeing it")
+				}
+				t.Skipf("KNOWN GAP (issue 13): Codex runs commands in `bash -lc`, whose /etc/profile resets PATH: "+
+					"the proxy never saw terraform apply, nothing was recorded, and the command line found %s "+
+					"(a terraform installed there RAN, unasked, with %s)", field(c, "terraform-path="), field(c, "terraform-exit="))
+			}
+			if len(doc.Actions) != 1 || doc.Actions[0].Tool != "terraform" || doc.Actions[0].Decision != "denied" || doc.Actions[0].Risk != "critical" {
+				t.Fatalf("want one denied critical terraform action, got %+v\nmodel was told: …%s", doc.Actions, told)
+			}
+			if ran {
+				t.Fatal("the proxy refused terraform apply but the real terraform ran")
+			}
+			if !strings.Contains(told, "terraform-exit=126") {
+				t.Fatalf("the model was not told exit 126: …%s", told)
+			}
+		})
 	}
 }
