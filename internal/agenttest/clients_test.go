@@ -29,14 +29,13 @@ const clientTimeout = 4 * time.Minute
 // client is one agent CLI set up for one test: a throwaway HOME, its
 // configuration pointing at the test's fake model, a real git repository.
 type client struct {
-	t      *testing.T
-	name   string
-	exe    string // the CLI's executable
-	dir    string // the test's directory
-	repo   string // the repository (cwd of every run)
-	home   string // throwaway HOME
-	taHome string // TIMEAGENT_HOME
-	model  *fakeModel
+	t     *testing.T
+	name  string
+	exe   string // the CLI's executable
+	dir   string // the test's directory
+	repo  string // the repository (cwd of every run)
+	home  string // throwaway HOME
+	model *fakeModel
 	// extraPath is prepended to PATH (fake tools).
 	extraPath string
 	// hookTrust adds Codex's --dangerously-bypass-hook-trust (project hooks
@@ -44,8 +43,9 @@ type client struct {
 	hookTrust bool
 	// extraArgs are added to every invocation (after the client's own).
 	extraArgs []string
-	// session is the id to resume ("" before the first prompt).
-	session string
+	// n counts the prompts run (the first starts the client's session,
+	// the later ones resume it).
+	n int
 }
 
 // newClient sets up name for a test with a fresh repository and a fake
@@ -55,7 +55,7 @@ func newClient(t *testing.T, name string, script []Prompt) *client {
 	binDir := agents(t)
 	dir := testrepo.RealDir(t, t.TempDir())
 	c := &client{t: t, name: name, exe: filepath.Join(binDir, name), dir: dir,
-		repo: filepath.Join(dir, "repo"), home: filepath.Join(dir, "home"), taHome: filepath.Join(dir, "timeagent")}
+		repo: filepath.Join(dir, "repo"), home: filepath.Join(dir, "home")}
 	makeRepo(t, c.repo)
 	c.model = newFakeModel(t, c, c.repo, script)
 	c.configure()
@@ -144,7 +144,10 @@ func (c *client) env() []string {
 	if c.extraPath != "" {
 		path = c.extraPath + ":" + path
 	}
-	env := testrepo.Environ("HOME="+c.home, "TIMEAGENT_HOME="+c.taHome, "PATH="+path, "TIMEAGENT_END_WAIT=30s")
+	// TIMEAGENT_HOME stays unset: timeagent's state goes to the throwaway
+	// HOME, where processes the clients start with a reduced environment
+	// (MCP servers) find it too.
+	env := testrepo.Environ("HOME="+c.home, "PATH="+path, "TIMEAGENT_END_WAIT=30s")
 	switch c.name {
 	case "claude":
 		env = append(env, "ANTHROPIC_BASE_URL="+c.model.URL(), "ANTHROPIC_API_KEY=sk-ant-fake", "IS_SANDBOX=1",
@@ -180,20 +183,26 @@ func clean(env []string) []string {
 	return out
 }
 
-// args is the client's non-interactive command line for one prompt,
-// resuming the previous prompt's session when there was one.
-func (c *client) args(prompt string) []string {
+// claudeSession is the session id Claude's first prompt of a test uses
+// (--session-id) and the later ones resume.
+const claudeSession = "6f1d3c8e-2b4a-4c1e-9d7f-0a5b6c7d8e9f"
+
+// args is the client's non-interactive command line for its n-th prompt
+// (from 0): the first starts a session, the later ones resume it.
+func (c *client) args(n int, prompt string) []string {
 	var a []string
 	switch c.name {
 	case "claude":
 		a = []string{"-p", prompt, "--dangerously-skip-permissions", "--output-format", "json"}
-		if c.session != "" {
-			a = append(a, "--resume", c.session)
+		if n == 0 {
+			a = append(a, "--session-id", claudeSession)
+		} else {
+			a = append(a, "--resume", claudeSession)
 		}
 	case "codex":
 		a = []string{"exec"}
-		if c.session != "" {
-			a = append(a, "resume", c.session)
+		if n > 0 {
+			a = append(a, "resume", "--last")
 		}
 		a = append(a, "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "--json")
 		if c.hookTrust {
@@ -203,11 +212,39 @@ func (c *client) args(prompt string) []string {
 		return append(a, prompt)
 	case "gemini":
 		a = []string{"-p", prompt, "--approval-mode=yolo", "-o", "json"}
-		if c.session != "" {
+		if n > 0 {
 			a = append(a, "--resume", "latest")
 		}
 	}
 	return append(a, c.extraArgs...)
+}
+
+// shQuote quotes s for sh.
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// script writes a shell script that runs the client on each prompt in
+// turn (one agent session resumed per prompt, as a user at a terminal
+// would), and returns its path. Between prompts i and i+1 it creates
+// <dir>/done<i> and, when pause, waits for <dir>/go<i>.
+func (c *client) script(prompts []string, pause bool) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\nset -e\n")
+	for i, p := range prompts {
+		if i > 0 {
+			fmt.Fprintf(&b, "touch %s\n", shQuote(filepath.Join(c.dir, fmt.Sprintf("done%d", i-1))))
+			if pause {
+				fmt.Fprintf(&b, "while [ ! -e %s ]; do sleep 0.1; done\n", shQuote(filepath.Join(c.dir, fmt.Sprintf("go%d", i-1))))
+			}
+		}
+		b.WriteString(shQuote(c.exe))
+		for _, a := range c.args(i, p) {
+			b.WriteString(" " + shQuote(a))
+		}
+		b.WriteString("\n")
+	}
+	path := filepath.Join(c.dir, "prompts.sh")
+	testrepo.WriteFile(c.t, path, []byte(b.String()), 0o755)
+	return path
 }
 
 // runResult is one client invocation.
@@ -226,38 +263,27 @@ func (r runResult) String() string {
 // client does not exit 0 and remembers the session to resume.
 func (c *client) prompt(text string, wrap ...string) runResult {
 	c.t.Helper()
-	r := c.start(text, wrap...).wait()
+	argv := append(append([]string{}, wrap...), c.exe)
+	argv = append(argv, c.args(c.n, text)...)
+	c.n++
+	r := c.start(argv...).wait()
 	if r.Code != 0 {
 		c.t.Fatalf("%s %q: %s\nmodel requests:\n%s", c.name, text, r, c.model.Dump())
 	}
 	c.t.Logf("%s %q: %v (%s)", c.name, text, r.Took.Round(time.Millisecond), strings.Join(wrap, " "))
-	c.remember(r.Stdout)
 	return r
 }
 
-// remember takes the session id out of the client's JSON output.
-func (c *client) remember(stdout string) {
-	switch c.name {
-	case "claude":
-		var doc struct {
-			SessionID string `json:"session_id"`
-		}
-		if i := strings.Index(stdout, "{"); i >= 0 && json.Unmarshal([]byte(stdout[i:]), &doc) == nil && doc.SessionID != "" {
-			c.session = doc.SessionID
-		}
-	case "codex":
-		for _, l := range strings.Split(stdout, "\n") {
-			var ev struct {
-				Type     string `json:"type"`
-				ThreadID string `json:"thread_id"`
-			}
-			if json.Unmarshal([]byte(l), &ev) == nil && ev.Type == "thread.started" && ev.ThreadID != "" {
-				c.session = ev.ThreadID
-			}
-		}
-	case "gemini":
-		c.session = "latest"
+// prompts runs the client on each prompt in one process tree (script)
+// under wrap, failing the test unless it exits 0.
+func (c *client) prompts(prompts []string, wrap ...string) runResult {
+	c.t.Helper()
+	r := c.start(append(append([]string{}, wrap...), "sh", c.script(prompts, false))...).wait()
+	if r.Code != 0 {
+		c.t.Fatalf("%s %q: %s\nmodel requests:\n%s", c.name, prompts, r, c.model.Dump())
 	}
+	c.t.Logf("%s, %d prompts: %v (%s)", c.name, len(prompts), r.Took.Round(time.Millisecond), strings.Join(wrap, " "))
+	return r
 }
 
 // running is a client started by start.
@@ -272,17 +298,17 @@ type running struct {
 	waitCalled bool
 }
 
-// start starts the client on one prompt (see prompt) without waiting.
-func (c *client) start(text string, wrap ...string) *running {
+// start starts argv (the client, a script, under timeagent run or not) in
+// the repository, in a session of its own (no controlling terminal),
+// without waiting.
+func (c *client) start(argv ...string) *running {
 	c.t.Helper()
-	argv := append(append([]string{}, wrap...), c.exe)
-	argv = append(argv, c.args(text)...)
 	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
 	r := &running{c: c, cancel: cancel, done: make(chan struct{})}
 	r.cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
 	r.cmd.Dir, r.cmd.Env = c.repo, c.env()
 	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.errb
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	r.cmd.Cancel = func() error { return syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL) }
 	r.begin = time.Now()
 	if err := r.cmd.Start(); err != nil {
