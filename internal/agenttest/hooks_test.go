@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -219,7 +220,7 @@ func TestContextNoteAfterUndo(t *testing.T) {
 					t.Fatalf("the model did not receive prompts two and three:\n%s", c.model.Dump())
 				}
 				n2, n3 := c.note(two.Body), c.note(three.Body)
-				t.Logf("context of prompt three's first request: %q", n3)
+				t.Logf("the note in prompt three's first request: %q", lastText([]byte(n3), "two.txt", 400))
 				if strings.Contains(n2, "two.txt") {
 					t.Fatalf("prompt two's request already carried a note about two.txt: %q", n2)
 				}
@@ -250,8 +251,8 @@ func TestPreToolRefusesTerraform(t *testing.T) {
 					t.Fatal("terraform apply ran: the pre-tool hook did not refuse it")
 				}
 				for _, r := range c.model.ScriptRequests() {
-					if strings.Contains(string(r.Body), "terraform-path=") {
-						t.Fatalf("the command line ran (its output reached the model): …%s", toolOutput(c, "terraform-path="))
+					if ranRE.Match(r.Body) {
+						t.Fatalf("the command line ran (its output reached the model): …%s", toolOutput(c, "terraform-exit="))
 					}
 				}
 				reqs := c.model.ScriptRequests()
@@ -264,6 +265,10 @@ func TestPreToolRefusesTerraform(t *testing.T) {
 		}
 	}
 }
+
+// ranRE matches the output of the terraform step's command line (its
+// text holds "terraform-exit=$?").
+var ranRE = regexp.MustCompile(`terraform-exit=[0-9]`)
 
 // lastText is up to n bytes of body around the last occurrence of s.
 func lastText(body []byte, s string, n int) string {
