@@ -4,7 +4,9 @@ package agenttest
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/timeagent-dev/timeagent/internal/testrepo"
 	"strings"
@@ -179,6 +181,35 @@ func TestTerraformApplyReachesProxy(t *testing.T) {
 			if !strings.Contains(told, "terraform-exit=126") {
 				t.Fatalf("the model was not told exit 126: …%s", told)
 			}
+		})
+	}
+}
+
+// TestStartupTime measures each client's start-up (`--version`, three
+// times) directly and inside timeagent run in both modes, and logs the
+// fastest and slowest of each; it fails only when a client cannot start.
+func TestStartupTime(t *testing.T) {
+	for _, name := range clientNames {
+		t.Run(name, func(t *testing.T) {
+			c := newClient(t, name, nil)
+			var line []string
+			for _, mode := range []string{"direct", "fuse", "copy"} {
+				if mode == "fuse" && fuseWhy() != "" {
+					line = append(line, "fuse: "+fuseWhy())
+					continue
+				}
+				var ds []time.Duration
+				for i := 0; i < 3; i++ {
+					r := c.start(append(wrapRun(mode), c.exe, "--version")...).wait()
+					if r.Code != 0 {
+						t.Fatalf("%s --version (%s): %s", name, mode, r)
+					}
+					ds = append(ds, r.Took)
+				}
+				slices.Sort(ds)
+				line = append(line, fmt.Sprintf("%s %v–%v", mode, ds[0].Round(10*time.Millisecond), ds[2].Round(10*time.Millisecond)))
+			}
+			t.Logf("%s --version: %s", name, strings.Join(line, ", "))
 		})
 	}
 }
