@@ -274,28 +274,15 @@ func (c *client) prompt(text string, wrap ...string) runResult {
 	return r
 }
 
-// prompts runs the client on each prompt in one process tree (script)
-// under wrap, failing the test unless it exits 0.
-func (c *client) prompts(prompts []string, wrap ...string) runResult {
-	c.t.Helper()
-	r := c.start(append(append([]string{}, wrap...), "sh", c.script(prompts, false))...).wait()
-	if r.Code != 0 {
-		c.t.Fatalf("%s %q: %s\nmodel requests:\n%s", c.name, prompts, r, c.model.Dump())
-	}
-	c.t.Logf("%s, %d prompts: %v (%s)", c.name, len(prompts), r.Took.Round(time.Millisecond), strings.Join(wrap, " "))
-	return r
-}
-
 // running is a client started by start.
 type running struct {
-	c          *client
-	cmd        *exec.Cmd
-	out, errb  bytes.Buffer
-	begin      time.Time
-	cancel     context.CancelFunc
-	done       chan struct{}
-	result     runResult
-	waitCalled bool
+	c         *client
+	cmd       *exec.Cmd
+	out, errb bytes.Buffer
+	begin     time.Time
+	cancel    context.CancelFunc
+	done      chan struct{}
+	result    runResult
 }
 
 // start starts argv (the client, a script, under timeagent run or not) in
