@@ -73,10 +73,11 @@ func TestWriteEdit(t *testing.T) {
 }
 
 // terraformScript makes the model run terraform apply with the client's
-// shell tool and print its exit status.
+// shell tool and print which terraform the shell finds and its exit status
+// (no $(…): Gemini CLI refuses command substitution as an injection).
 func terraformScript() []Prompt {
 	return []Prompt{{Key: "PROMPT-TF", Text: "PROMPT-TF: deploy the infrastructure", Steps: []Step{
-		{Shell: "echo terraform-path=$(command -v terraform); terraform apply -auto-approve; echo terraform-exit=$?"},
+		{Shell: "printf terraform-path=; command -v terraform || echo none; terraform apply -auto-approve; echo terraform-exit=$?"},
 		{Text: "Done: PROMPT-TF."},
 	}}}
 }
@@ -173,7 +174,8 @@ func TestTerraformApplyReachesProxy(t *testing.T) {
 					"(a terraform installed there RAN, unasked, with %s)", field(c, "terraform-path="), field(c, "terraform-exit="))
 			}
 			if len(doc.Actions) != 1 || doc.Actions[0].Tool != "terraform" || doc.Actions[0].Decision != "denied" || doc.Actions[0].Risk != "critical" {
-				t.Fatalf("want one denied critical terraform action, got %+v\nmodel was told: …%s", doc.Actions, told)
+				t.Fatalf("want one denied critical terraform action, got %+v\nmodel was told: …%s\nmodel requests:\n%s\nthe last one ends: …%s",
+					doc.Actions, told, c.model.Dump(), c.model.lastBody(2000))
 			}
 			if ran {
 				t.Fatal("the proxy refused terraform apply but the real terraform ran")

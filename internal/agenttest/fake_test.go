@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -114,13 +116,29 @@ func (f *fakeModel) Dump() string {
 	return b.String()
 }
 
+// lastBody is the end (up to n bytes) of the last request's body.
+func (f *fakeModel) lastBody(n int) string {
+	reqs := f.Requests()
+	if len(reqs) == 0 {
+		return ""
+	}
+	b := reqs[len(reqs)-1].Body
+	return string(b[max(0, len(b)-n):])
+}
+
 func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Prompt: -1, Turn: -1}
 	defer func() {
 		f.mu.Lock()
 		f.reqs = append(f.reqs, req)
+		n := len(f.reqs)
 		f.mu.Unlock()
+		// TIMEAGENT_AGENTTEST_DUMP=DIR keeps every request body, to debug
+		// a script.
+		if d := os.Getenv("TIMEAGENT_AGENTTEST_DUMP"); d != "" {
+			_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("%s-%d-%03d.json", f.client.name, os.Getpid(), n)), body, 0o644)
+		}
 	}()
 	if r.Method != http.MethodPost {
 		w.WriteHeader(http.StatusOK)
