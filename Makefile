@@ -2,7 +2,9 @@
 GO          ?= go
 BIN         := bin/timeagent
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
-VERSION     ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+# The release is main.version's default in cmd/timeagent/app.go; the commit is build metadata.
+RELEASE     := $(shell sed -n 's/^var version = "\(.*\)"$$/\1/p' cmd/timeagent/app.go)
+VERSION     ?= $(RELEASE)+$(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X main.version=$(VERSION)
 # Packages whose tests fit the time budget under the race detector.
 RACE_PKGS   := ./tasks/... ./journal/... ./cow/... ./session/... ./recovery/... ./actions/... \
@@ -56,7 +58,7 @@ race-fs: fuse-uring
 	$(GO) test -race -count=1 -timeout 40m ./fs/...
 
 unit:
-	$(GO) test -count=1 -timeout 12m ./cmd/...
+	$(GO) test -count=1 -timeout 30m ./cmd/...
 
 # Whole user histories against the model (internal/modeltest): 5 workers ×
 # 100 histories. `make soak` runs ten times as many.

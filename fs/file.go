@@ -207,6 +207,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	h := &handle{n: cn, write: true}
 	h.epoch.Store(o.epoch.Load())
 	h.pass = o.passThrough(cn, true)
+	o.linking[cn] = p
 	return inode, cn.addHandle(h), cn.cacheFlags(h), 0
 }
 
@@ -385,6 +386,7 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 		o.mu.Lock()
 		if o.writers[n]--; o.writers[n] <= 0 {
 			delete(o.writers, n)
+			delete(o.linking, n)
 		}
 		o.mu.Unlock()
 	}

@@ -72,6 +72,7 @@ type Overlay struct {
 	nextIno       uint64
 	lowerBlobs    map[string]journal.BlobRef // content of lower files already hashed
 	writers       map[*node]int              // file nodes with open write handles
+	linking       map[*node]string           // created file nodes go-fuse may not have linked into its tree yet, and their paths
 	undo          *viewUndo                  // the view change in progress (move.go)
 	busy          map[string]chan struct{}   // paths whose content is read outside o.mu, closed when done (content.go)
 	staged        map[string]stagedCopy      // lower files copied outside o.mu, for copyUp (content.go)
@@ -140,6 +141,7 @@ func mount(opts Options, st store) (*Overlay, error) {
 		nextIno:      1 << 63,
 		lowerBlobs:   map[string]journal.BlobRef{},
 		writers:      map[*node]int{},
+		linking:      map[*node]string{},
 		busy:         map[string]chan struct{}{},
 		staged:       map[string]stagedCopy{},
 		lowerFlagsOf: map[string][2]bool{},

@@ -132,7 +132,7 @@ func (o *Overlay) changedSinceHash(n *node) bool {
 // belongs to exactly one of the two tasks. Must hold o.mu.
 func (o *Overlay) sealWriters() (map[string]journal.NodeState, error) {
 	for n := range o.writers {
-		p, ok := n.path()
+		p, ok := o.writerPath(n)
 		if !ok {
 			continue
 		}
@@ -151,7 +151,7 @@ func (o *Overlay) sealWriters() (map[string]journal.NodeState, error) {
 // write records one. Must hold o.mu.
 func (o *Overlay) carryWriters(sealed map[string]journal.NodeState, skip map[string]bool) {
 	for n := range o.writers {
-		p, ok := n.path()
+		p, ok := o.writerPath(n)
 		if !ok || underAny(p, skip) {
 			continue
 		}
@@ -159,6 +159,22 @@ func (o *Overlay) carryWriters(sealed map[string]journal.NodeState, skip map[str
 			o.before[p] = s
 		}
 	}
+}
+
+// writerPath is the path of a file node open for writing. A node Create
+// made is linked into go-fuse's tree only after Create returns (and before
+// the kernel hears of it): a checkpoint or view change in between finds it
+// by the path Create gave it, so its state is sealed and carried over like
+// any writer's, and the first write after it (which the overlay does not
+// see with passthrough) lands in a task that knows the file's state before
+// it. Must hold o.mu.
+func (o *Overlay) writerPath(n *node) (string, bool) {
+	if p, ok := n.path(); ok {
+		delete(o.linking, n)
+		return p, true
+	}
+	p, ok := o.linking[n]
+	return p, ok
 }
 
 // underAny reports whether p or one of its ancestors is in set.

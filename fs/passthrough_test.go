@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -30,6 +31,32 @@ func kernelAtLeast(major, minor int) bool {
 	a, _ := strconv.Atoi(f[0])
 	b, _ := strconv.Atoi(f[1])
 	return a > major || a == major && b >= minor
+}
+
+// waitUncached waits until the file node at the path segs has no cached
+// handle left (the kernel's releases are asynchronous).
+func waitUncached(t *testing.T, o *testOverlay, segs ...string) {
+	t.Helper()
+	in := o.Overlay.root.EmbeddedInode()
+	for _, s := range segs {
+		if in = in.GetChild(s); in == nil {
+			t.Fatalf("no node %s", strings.Join(segs, "/"))
+		}
+	}
+	n := in.Operations().(*node)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n.fmu.Lock()
+		cached := n.cached
+		n.fmu.Unlock()
+		if cached == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still has %d cached handle(s) 10 s after its last close", strings.Join(segs, "/"), cached)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // Files in the upper tree are passed through: the kernel reads and writes
@@ -57,6 +84,9 @@ func TestPassthrough(t *testing.T) {
 		if got := readFile(t, a); got != "hello lower\n" {
 			t.Fatalf("lower a.txt: %q", got)
 		}
+		// The kernel sends the reader's release after its close returns:
+		// until it arrives, a writer is not passed through (cached > 0).
+		waitUncached(t, o, "lower", "a.txt")
 		before := o.writes.Load()
 		if err := os.WriteFile(a, []byte("rewritten\n"), 0o644); err != nil {
 			t.Fatal(err)

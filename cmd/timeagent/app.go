@@ -18,8 +18,11 @@ import (
 	"github.com/timeagent-dev/timeagent/session"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
+// version is the release (MAJOR.MINOR.PATCH); make builds add the commit
+// as build metadata with -ldflags "-X main.version=…" (the Makefile reads
+// the release from this line). `--version` prints it bare: TimeAgent 0.2's
+// clients read it as the first thing on stdout.
+var version = "0.3.0"
 
 type stdio struct {
 	in       io.Reader
@@ -160,7 +163,7 @@ can be inspected, undone, redone and branched afterwards.`,
 			return a.setup()
 		},
 	}
-	root.SetVersionTemplate("timeagent {{.Version}}\n")
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err} })
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.dir, "directory", "C", "", "act as if started in `DIR`")
@@ -169,7 +172,7 @@ can be inspected, undone, redone and branched afterwards.`,
 		a.runCommand(), a.statusCommand(), a.logCommand(), a.diffCommand(), a.diffFileCommand(),
 		a.undoCommand(), a.redoCommand(), a.switchCommand(), a.applyCommand(), a.checkpointCommand(),
 		a.recoverCommand(), a.verifyCommand(), a.versionCommand(), a.actionsCommand(), a.proxyCommand(),
-		a.tagCommand(), a.revertCommand(),
+		a.tagCommand(), a.revertCommand(), a.mcpCommand(),
 	)
 	return root
 }

@@ -224,8 +224,9 @@ type actionsJSON struct {
 	Session       uint64                    `json:"session"`
 	Note          string                    `json:"note"`
 	Redacted      bool                      `json:"redacted"`
-	Actions       []journal.Action          `json:"actions"`
+	Actions       []taActionJSON            `json:"actions"` // ours, with TimeAgent's fields
 	Counts        map[string]map[string]int `json:"counts"`
+	Summary       taActionSummaryJSON       `json:"summary"` // TimeAgent's
 }
 
 func (a *app) actionsCommand() *cobra.Command {
@@ -262,11 +263,13 @@ func (a *app) actionsCommand() *cobra.Command {
 				}
 				if a.json {
 					shown, redacted := actions.RedactActions(list)
-					if shown == nil {
-						shown = []journal.Action{}
+					ta := []taActionJSON{}
+					for _, act := range shown {
+						ta = append(ta, taAction(act))
 					}
 					return writeJSON(a.io.out, actionsJSON{SchemaVersion: schemaVersion, Session: s.ID,
-						Note: actions.Disclaimer, Redacted: redacted, Actions: shown, Counts: actions.Counts(list)})
+						Note: actions.Disclaimer, Redacted: redacted, Actions: ta, Counts: actions.Counts(list),
+						Summary: taSummarizeActions(list)})
 				}
 				return actions.Format(a.io.out, escapeActions(list))
 			})

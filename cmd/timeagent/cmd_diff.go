@@ -38,6 +38,11 @@ type diffJSON struct {
 	Task          *uint64      `json:"task,omitempty"`
 	Interrupted   bool         `json:"interrupted,omitempty"`
 	Changes       []changeJSON `json:"changes"`
+	// TimeAgent's (ta02json.go).
+	SessionState string            `json:"sessionState"`
+	Warning      *taWarningJSON    `json:"warning"`
+	Files        []taFileJSON      `json:"files"`
+	Summary      taDiffSummaryJSON `json:"summary"`
 }
 
 func (a *app) diffCommand() *cobra.Command {
@@ -157,6 +162,9 @@ func (a *app) runDiff(ws *session.Workspace, o diffOptions) error {
 		out.Changes = append(out.Changes, changeJSON{Path: c.Path, Change: changeKind(c), Before: toNodeJSON(c.Before), After: toNodeJSON(c.After)})
 	}
 	if a.json {
+		if err := out.fillTA02(ws.Journal, changes); err != nil {
+			return err
+		}
 		return writeJSON(a.io.out, out)
 	}
 	color, err := a.useColor(o.color)

@@ -29,6 +29,11 @@ type sideJSON struct {
 	Available bool    `json:"available"`
 	Binary    bool    `json:"binary"`
 	Text      *string `json:"text"`
+	// TimeAgent's.
+	Exists            bool    `json:"exists"`
+	ContentAvailable  bool    `json:"contentAvailable"`
+	UnavailableReason *string `json:"unavailableReason"`
+	Content           *string `json:"content"`
 }
 
 type diffFileJSON struct {
@@ -39,6 +44,11 @@ type diffFileJSON struct {
 	To            uint64   `json:"to"`
 	Before        sideJSON `json:"before"`
 	After         sideJSON `json:"after"`
+	// TimeAgent's.
+	ChangeType   string         `json:"changeType"`
+	SessionState string         `json:"sessionState"`
+	Warning      *taWarningJSON `json:"warning"`
+	Binary       bool           `json:"binary"`
 }
 
 func (a *app) diffFileCommand() *cobra.Command {
@@ -134,13 +144,16 @@ func (a *app) runDiffFile(ws *session.Workspace, o diffOptions, p string) error 
 	if found == nil {
 		return fmt.Errorf("path %q %w", p, errNotChanged)
 	}
-	out := diffFileJSON{SchemaVersion: schemaVersion, Path: rel, Change: changeKind(*found), From: sel.From, To: sel.To}
+	out := diffFileJSON{SchemaVersion: schemaVersion, Path: rel, Change: changeKind(*found), From: sel.From, To: sel.To,
+		ChangeType: taChangeType(*found)}
+	out.SessionState, out.Warning = taWarning(sel.Interrupted)
 	if out.Before, err = a.side(ws.Journal, found.Before); err != nil {
 		return fmt.Errorf("read %s: %w", rel, err)
 	}
 	if out.After, err = a.side(ws.Journal, found.After); err != nil {
 		return fmt.Errorf("read %s: %w", rel, err)
 	}
+	out.Binary = out.Before.Binary || out.After.Binary
 	return writeJSON(a.io.out, out)
 }
 
@@ -153,12 +166,11 @@ func (a *app) side(j *journal.Journal, s journal.NodeState) (sideJSON, error) {
 	out.Binary = binary
 	if s.Kind == journal.Absent {
 		out.Available = true
-		return out, nil
-	}
-	if ok {
+	} else if ok {
 		t := string(text)
 		out.Text = &t
 		out.Available = true
 	}
+	out.fillTA02(s, s.Kind == journal.File && s.Size > textLimit)
 	return out, nil
 }

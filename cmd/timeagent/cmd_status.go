@@ -29,14 +29,16 @@ type sessionJSON struct {
 	Argv      []string `json:"argv"`
 	Mode      string   `json:"mode"`
 	Pid       int      `json:"pid"`
-	StartedAt string   `json:"startedAt"`
+	StartedAt *string  `json:"startedAt"` // null only in TimeAgent's session object of a root without one
 	EndedAt   string   `json:"endedAt,omitempty"`
 	ExitCode  *int     `json:"exitCode"`
 	Tasks     []uint64 `json:"tasks"`
+	taSessionJSON
 }
 
 type statusJSON struct {
 	SchemaVersion int                       `json:"schemaVersion"`
+	Repository    string                    `json:"repository"` // TimeAgent's: always "."
 	State         string                    `json:"state"`
 	Mode          string                    `json:"mode,omitempty"`
 	Root          string                    `json:"root"`
@@ -49,6 +51,9 @@ type statusJSON struct {
 	Log           string                    `json:"-"` // the session log, named by the text status
 	Next          string                    `json:"next,omitempty"`
 	Error         string                    `json:"error,omitempty"`
+	// TimeAgent's: the latest session's changes and external actions.
+	Changes         taChangesJSON       `json:"changes"`
+	ExternalActions taActionSummaryJSON `json:"externalActions"`
 }
 
 func (a *app) statusCommand() *cobra.Command {
@@ -76,6 +81,7 @@ func (a *app) runStatus() error {
 		// The session holds the journal: say what the lock file tells.
 		st = stoppedStatus(se)
 		if a.json {
+			st.fillTA02(time.Now())
 			return writeJSON(a.io.out, st)
 		}
 		w := a.io.out
@@ -94,12 +100,14 @@ func (a *app) runStatus() error {
 		}
 		st = statusJSON{SchemaVersion: schemaVersion, State: stateInvalid, Root: a.rootDir, Error: message(err)}
 		if a.json {
+			st.fillTA02(time.Now())
 			writeJSON(a.io.out, st)
 			return &exitError{1}
 		}
 		return err
 	}
 	if a.json {
+		st.fillTA02(time.Now())
 		return writeJSON(a.io.out, st)
 	}
 	a.printStatus(st)
@@ -160,11 +168,22 @@ func (a *app) status(ws *session.Workspace) (statusJSON, error) {
 		return out, err
 	}
 	out.Actions = actions.Counts(acts)
+	out.ExternalActions = taSummarizeActions(acts)
+	if a.json {
+		// What the journal holds (during a session: recorded so far);
+		// status records nothing itself. A layer that cannot be read
+		// leaves the counts at 0: status must still show the state
+		// (verify names the damage).
+		if changes, err := session.SessionChanges(ws.Journal, s); err == nil {
+			out.Changes = taCountChanges(changes)
+		}
+	}
 	return out, nil
 }
 
 func toSessionJSON(s journal.Session) *sessionJSON {
-	sj := &sessionJSON{ID: s.ID, Argv: s.Argv, Mode: s.Mode, Pid: s.Pid, StartedAt: jsonTime(s.StartedAt), EndedAt: jsonTime(s.EndedAt)}
+	started := jsonTime(s.StartedAt)
+	sj := &sessionJSON{ID: s.ID, Argv: s.Argv, Mode: s.Mode, Pid: s.Pid, StartedAt: &started, EndedAt: jsonTime(s.EndedAt)}
 	if s.State != journal.SessionActive && s.ExitCode >= 0 {
 		code := s.ExitCode
 		sj.ExitCode = &code
@@ -195,7 +214,9 @@ func (a *app) printStatus(st statusJSON) {
 		s := st.Session
 		fmt.Fprintf(w, "session:      %d, %s (%s mode)\n", s.ID, st.State, s.Mode)
 		fmt.Fprintf(w, "command:      %s\n", escapeName(shellQuote(s.Argv)))
-		fmt.Fprintf(w, "started:      %s\n", localTime(s.StartedAt))
+		if s.StartedAt != nil {
+			fmt.Fprintf(w, "started:      %s\n", localTime(*s.StartedAt))
+		}
 		if s.EndedAt != "" {
 			fmt.Fprintf(w, "ended:        %s\n", localTime(s.EndedAt))
 		}

@@ -182,7 +182,7 @@ func printVerify(w io.Writer, doc verifyDoc, stateDir string) {
 	}
 	fmt.Fprintln(w)
 	if blocked {
-		fmt.Fprintln(w, "next: the unfinished apply cannot be finished, so other commands refuse to run; `timeagent verify --salvage` keeps everything readable in a new journal without that apply")
+		fmt.Fprintln(w, "next: the unfinished apply cannot be finished: status, log and diff still work, an undo, redo or switch whose content is readable takes its place, run and checkpoint refuse until then; `timeagent verify --salvage` keeps everything readable in a new journal without that apply")
 		return
 	}
 	fmt.Fprintln(w, "next: undo, redo and switch that need damaged content refuse without changing your files, the others work (timeagent log shows the tasks); `timeagent verify --salvage` copies what is readable into a new journal")

@@ -79,6 +79,17 @@ func (e *env) normalize(doc string) string {
 func (e *env) golden(name, doc string) {
 	e.t.Helper()
 	decodeJSON(e.t, result{Stdout: doc}, nil)
+	// TimeAgent 0.2's fields beside ours (ta02_test.go).
+	switch {
+	case strings.HasPrefix(name, "status-"):
+		checkTAStatus(e.t, doc)
+	case strings.HasPrefix(name, "diff-file-"):
+		checkTADiffFile(e.t, doc)
+	case strings.HasPrefix(name, "diff"):
+		checkTADiff(e.t, doc)
+	case name == "actions":
+		checkTAActions(e.t, doc)
+	}
 	got := e.normalize(doc)
 	p := filepath.Join("testdata", name+".json")
 	if *update {
@@ -234,7 +245,11 @@ func TestStatusInterrupted(t *testing.T) {
 				t.Fatalf("state %q", st.State)
 			}
 			var d diffDoc
-			e.jsonOf(&d, "diff", "--json")
+			r = e.jsonOf(&d, "diff", "--json")
+			checkTADiff(t, r.Stdout)
+			if m := parseTA(t, "diff", r.Stdout); m["sessionState"] != "interrupted" {
+				t.Fatalf("TimeAgent's sessionState of an interrupted session: %v", m["sessionState"])
+			}
 			paths := []string{}
 			for _, c := range d.Changes {
 				paths = append(paths, c.Path)
@@ -291,6 +306,9 @@ func TestStatusInvalid(t *testing.T) {
 	decodeJSON(t, r, &st)
 	if st.State != "invalid" || st.Error == "" {
 		t.Fatalf("status: %+v", st)
+	}
+	if s := checkTAStatus(t, r.Stdout); s["state"] != "invalid" || s["invalidReason"] != st.Error || s["available"] != false {
+		t.Fatalf("TimeAgent's session of an invalid journal: %v", s)
 	}
 	for _, args := range [][]string{{"status"}, {"log"}, {"undo"}, {"diff"}, {"run", "true"}} {
 		r := e.ta(args...)
