@@ -162,7 +162,10 @@ func (c *client) env() []string {
 }
 
 // clean drops variables that would point a client elsewhere (a real API
-// key or base URL in the test's own environment).
+// key or base URL in the test's own environment) and cloud credentials: a
+// real terraform can run where a test expects it refused (Codex's login
+// shell finds the system's), in an empty temporary repository, and must
+// find nothing to act on.
 func clean(env []string) []string {
 	seen := map[string]int{}
 	var out []string
@@ -170,7 +173,9 @@ func clean(env []string) []string {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(k, "OPENAI_"), strings.HasPrefix(k, "ANTHROPIC_") && k != "ANTHROPIC_BASE_URL" && k != "ANTHROPIC_API_KEY",
-			strings.HasPrefix(k, "GOOGLE_") && k != "GOOGLE_GEMINI_BASE_URL", k == "CLAUDECODE", strings.HasPrefix(k, "CODEX_") && k != "CODEX_HOME":
+			strings.HasPrefix(k, "GOOGLE_") && k != "GOOGLE_GEMINI_BASE_URL", k == "CLAUDECODE", strings.HasPrefix(k, "CODEX_") && k != "CODEX_HOME",
+			strings.HasPrefix(k, "AWS_"), strings.HasPrefix(k, "AZURE_"), strings.HasPrefix(k, "ARM_"), strings.HasPrefix(k, "TF_"),
+			strings.HasPrefix(k, "CLOUDSDK_"), strings.HasPrefix(k, "KUBE"):
 			continue
 		}
 		if i, ok := seen[k]; ok {
