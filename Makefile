@@ -10,7 +10,7 @@ LDFLAGS     := -X main.version=$(VERSION)
 RACE_PKGS   := ./tasks/... ./journal/... ./cow/... ./session/... ./recovery/... ./actions/... \
 	$(shell $(GO) list ./internal/... | grep -v -e /internal/modeltest -e /internal/crashtest)
 
-.PHONY: build demo test test-deps fuse-uring lint fmt vet staticcheck unit race race-fs model cross wine test-user test-load bench soak clean
+.PHONY: build demo test test-deps fuse-uring lint fmt vet staticcheck unit race race-fs model test-agents cross wine test-user test-load bench soak clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/timeagent
@@ -64,6 +64,12 @@ unit:
 # 100 histories. `make soak` runs ten times as many.
 model:
 	$(GO) test -count=1 -timeout 25m ./internal/modeltest/
+
+# The real agent CLIs (Claude Code, Codex, Gemini CLI, from npm into
+# ~/.cache/timeagent-agents) against a scripted fake model on 127.0.0.1
+# (internal/agenttest); skipped with the reason when npm is unreachable.
+test-agents:
+	$(GO) test -count=1 -timeout 40m -v ./internal/agenttest/
 
 soak:
 	TIMEAGENT_MODEL_WORKERS=10 $(GO) test -count=1 -timeout 6h ./internal/modeltest/ -rapid.checks=500
