@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/timeagent-dev/timeagent/internal/testrepo"
 )
 
 // bin is the timeagent under test (TIMEAGENT_TEST_BIN, or built by TestMain).
@@ -26,28 +28,14 @@ var packages = []struct{ pkg, version, bin string }{
 }
 
 func TestMain(m *testing.M) {
-	bin = os.Getenv("TIMEAGENT_TEST_BIN")
-	dir := ""
-	if bin == "" {
-		var err error
-		dir, err = os.MkdirTemp("", "timeagent-agenttest-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		bin = filepath.Join(dir, "timeagent")
-		build := exec.Command("go", "build", "-o", bin, "github.com/timeagent-dev/timeagent/cmd/timeagent")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build timeagent:", err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
+	var cleanup func()
+	var err error
+	if bin, cleanup, err = testrepo.Binary("timeagent-agenttest-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	code := m.Run()
-	if dir != "" {
-		os.RemoveAll(dir)
-	}
+	cleanup()
 	os.Exit(code)
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/timeagent-dev/timeagent/internal/testrepo"
 )
 
 // bin is the timeagent the histories run (TIMEAGENT_TEST_BIN, or built by
@@ -23,23 +25,11 @@ var bin string
 var fuseOK bool
 
 func TestMain(m *testing.M) {
-	bin = os.Getenv("TIMEAGENT_TEST_BIN")
-	dir := ""
-	if bin == "" {
-		var err error
-		dir, err = os.MkdirTemp("", "timeagent-modeltest-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		bin = filepath.Join(dir, "timeagent")
-		build := exec.Command("go", "build", "-o", bin, "github.com/timeagent-dev/timeagent/cmd/timeagent")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build timeagent:", err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
+	var cleanup func()
+	var err error
+	if bin, cleanup, err = testrepo.Binary("timeagent-modeltest-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	var why string
 	fuseOK, why = fuseUsable()
@@ -47,9 +37,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "modeltest: fuse sessions left out of the histories:", why)
 	}
 	code := m.Run()
-	if dir != "" {
-		os.RemoveAll(dir)
-	}
+	cleanup()
 	os.Exit(code)
 }
 
