@@ -22,12 +22,14 @@ var rank = map[string]int{
 	"cow":                 2,
 	"fs":                  3,
 	"actions":             3,
+	"hooks":               4,
 	"recovery":            4,
 	"session":             5,
 	"cmd/timeagent":       6,
 	"cmd/timeagent-bench": 6,
 	"internal/crashtest":  6,
 	"internal/modeltest":  6,
+	"internal/agenttest":  6,
 }
 
 func TestLayering(t *testing.T) {
