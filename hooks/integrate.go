@@ -241,31 +241,26 @@ func hookEntry(o Options, event string) *object {
 	}
 	h.set("type", "command")
 	h.set("command", HookCommand(o.Binary, o.Agent, event))
-	// A prompt or stop hook may wait for the first scan of a big tree
-	// (the capture's baseline); a pre-tool hook only classifies.
-	timeout := 10
-	if KindOf(o.Agent, event) != KindPreTool {
-		timeout = 120
-	}
+	// A hook may wait for the first scan of a big tree (the capture's
+	// baseline), the pre-tool hook for a capture still running.
+	timeout := 120
 	if o.Agent == Gemini {
 		h.set("timeout", timeout*1000) // milliseconds
 	} else {
 		h.set("timeout", timeout) // seconds
 	}
-	// The matcher form verified with each agent (agent-clients.md); the
-	// pre-tool hook matches the shell tool only.
+	// Every tool: the pre-tool hook classifies shell commands, and before
+	// any tool (a write, an edit) it waits for a prompt's capture that
+	// still runs.
 	g := newObject()
-	switch {
-	case KindOf(o.Agent, event) != KindPreTool:
-		g.set("matcher", "*")
-	case o.Agent == Gemini:
-		g.set("matcher", "run_shell_command")
-	default:
-		g.set("matcher", "Bash")
-	}
+	g.set("matcher", hookMatcher)
 	g.set("hooks", []any{h})
 	return g
 }
+
+// hookMatcher is the matcher of timeagent's hook groups (the form verified
+// with each agent, agent-clients.md).
+const hookMatcher = "*"
 
 // mergeHooksFile adds (or removes) timeagent's hooks in f, a JSON file
 // with a "hooks" object of event arrays of matcher groups.
@@ -331,6 +326,14 @@ func mergeHooksFile(f *FileChange, o Options) error {
 					continue // the group was ours alone
 				}
 				g.set("hooks", rest)
+			}
+			if mine && !o.Remove && len(rest) == 1 {
+				// A group of ours alone from an older install (the
+				// pre-tool hook matched the shell tool only).
+				if m, _ := g.get("matcher"); m != hookMatcher {
+					g.set("matcher", hookMatcher)
+					exact = false
+				}
 			}
 			kept = append(kept, gv)
 		}

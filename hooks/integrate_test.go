@@ -3,8 +3,10 @@ package hooks
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -432,5 +434,50 @@ func TestIntegrateMovedBinary(t *testing.T) {
 				t.Errorf("MCP command %q", cmd)
 			}
 		})
+	}
+}
+
+// TestIntegrateUpgradesMatcher: an install from before the pre-tool hook
+// matched every tool (its group matched the shell tool only) is updated to
+// match every tool; a group the user shares with timeagent keeps its matcher.
+func TestIntegrateUpgradesMatcher(t *testing.T) {
+	o := options(t, Claude, false)
+	hf, _ := o.Files()
+	ours := HookCommand(testBinary, Claude, "PreToolUse")
+	old := fmt.Sprintf(`{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": %q, "timeout": 10}]},
+  {"matcher": "Write", "hooks": [{"type": "command", "command": "my-guard"}]}]}}`, ours)
+	if err := os.MkdirAll(filepath.Dir(hf), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hf, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Integrate(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Hooks map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
+				Command string `json:"command"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(read(t, hf), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, g := range doc.Hooks["PreToolUse"] {
+		for _, h := range g.Hooks {
+			got[h.Command] = g.Matcher
+		}
+	}
+	if got[ours] != "*" || got["my-guard"] != "Write" || len(got) != 2 {
+		t.Errorf("matchers after the upgrade: %v\n%s", got, read(t, hf))
+	}
+	hooksFile := res.Files[0]
+	if !slices.Contains(hooksFile.Updated, "hooks.PreToolUse") {
+		t.Errorf("the upgrade is not reported as an update: %+v", hooksFile)
 	}
 }

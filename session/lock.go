@@ -108,3 +108,48 @@ func ReadHolder(stateDir string) *Holder {
 	}
 	return nil
 }
+
+// File is the lock's open file, to hand to a child process (HandOff).
+func (l *Lock) File() *os.File { return l.f }
+
+// HandOff gives the lock to a child process that was started with its file
+// (File) and describes itself as h: this process closes its own descriptor
+// without unlocking, so the lock stays held by the child's descriptor of the
+// same open file (a flock lock belongs to the open file, not the process)
+// until the child releases it or dies. Only Unix hands locks over.
+func (l *Lock) HandOff(h Holder) error {
+	if err := l.Update(h); err != nil {
+		return err
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// AdoptLock takes over the lock whose open file f a parent handed over
+// (HandOff). It checks that f is the lock file of stateDir and that the lock
+// is held through it.
+func AdoptLock(stateDir string, f *os.File) (*Lock, error) {
+	p := LockPath(stateDir)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("adopt lock %s: %w", p, err)
+	}
+	pi, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("adopt lock %s: %w", p, err)
+	}
+	if !os.SameFile(fi, pi) {
+		return nil, fmt.Errorf("adopt lock %s: the descriptor handed over is another file", p)
+	}
+	// Locking again through the same open file succeeds at once when it
+	// holds the lock, and fails when it does not.
+	ok, err := tryLockFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("adopt lock %s: %w", p, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("adopt lock %s: %w", p, ErrLocked)
+	}
+	return &Lock{f: f, path: p}, nil
+}

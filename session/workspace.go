@@ -57,6 +57,16 @@ func OpenWait(root, stateDir, command string, wait time.Duration) (*Workspace, e
 		}
 		return nil, err
 	}
+	return OpenLocked(root, stateDir, l)
+}
+
+// OpenLocked opens root's journal and tree under l, the root's lock already
+// held (handed over by another process: HandOff, AdoptLock). The workspace
+// releases l when it closes, and when opening fails.
+func OpenLocked(root, stateDir string, l *Lock) (*Workspace, error) {
+	// The active mark is gone while a command may move the files; Close
+	// writes it again.
+	removeActiveMark(stateDir)
 	unmounted, err := recovery.UnmountStale(root)
 	if err != nil {
 		l.Release()
@@ -88,14 +98,20 @@ func journalDir(stateDir string) string { return stateDir + string(os.PathSepara
 // Lock returns the workspace's lock, so a session can describe itself in it.
 func (w *Workspace) Lock() *Lock { return w.lock }
 
-// Close closes the tree and the journal and releases the lock.
+// Close closes the tree and the journal and releases the lock, writing the
+// active mark (ReadActiveMark) when the journal closed cleanly.
 func (w *Workspace) Close() error {
 	var errs []error
 	if w.Tree != nil {
 		errs = append(errs, w.Tree.Close())
 	}
 	if w.Journal != nil {
-		errs = append(errs, w.Journal.Close())
+		st, serr := w.Journal.State()
+		cerr := w.Journal.Close()
+		if serr == nil && cerr == nil {
+			writeActiveMark(w.StateDir, st.Active)
+		}
+		errs = append(errs, cerr)
 	}
 	errs = append(errs, w.lock.Release())
 	return errors.Join(errs...)

@@ -178,7 +178,7 @@ can be inspected, undone, redone and branched afterwards.`,
 		a.recoverCommand(), a.verifyCommand(), a.versionCommand(), a.actionsCommand(), a.proxyCommand(),
 		a.tagCommand(), a.revertCommand(), a.mcpCommand(),
 	)
-	root.AddCommand(a.hookCommand(), a.hookSessionCommand(), a.integrateCommand())
+	root.AddCommand(a.hookCommand(), a.hookSessionCommand(), a.hookCaptureCmd(), a.integrateCommand())
 	return root
 }
 

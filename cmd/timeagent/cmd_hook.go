@@ -189,6 +189,9 @@ func inside(dir, root string) bool {
 // permission answer, and records every classified command on the running
 // session's action log (the session log without a session).
 func (h *hookRun) preTool() error {
+	if ctl := os.Getenv(session.EnvControl); ctl == "" || os.Getenv(session.EnvRoot) != h.root {
+		h.waitCapture()
+	}
 	line := h.ev.ShellCommand()
 	if line == "" {
 		return nil
@@ -273,6 +276,9 @@ func (h *hookRun) stop() error {
 func (h *hookRun) inSessionOrCapture(argv []string, capture func(ws *session.Workspace) (hookAnswer, error)) (hookAnswer, error) {
 	if ctl := os.Getenv(session.EnvControl); ctl != "" && os.Getenv(session.EnvRoot) == h.root {
 		return h.callSession(ctl, argv)
+	}
+	if h.detach(argv) {
+		return hookAnswer{}, nil
 	}
 	ws, err := session.OpenWait(h.root, h.state, "hook", hookLockWait)
 	var re *session.RunningError

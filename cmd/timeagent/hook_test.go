@@ -74,6 +74,11 @@ func hookPayload(agent, kind, cwd, text string) string {
 	return string(b)
 }
 
+// syncHooks makes the hooks capture before they answer, as on Windows: the
+// scenarios that edit files between hooks without a pre-tool hook (a user
+// typing between prompts, which a detached capture would race) use it.
+const syncHooks = "TIMEAGENT_HOOK_SYNC=1"
+
 // hookScript is a shell function for a child: h AGENT KIND NAME runs the
 // hook of payload $SCRATCH/NAME.json, its stdout to $SCRATCH/NAME.out, its
 // exit code to $SCRATCH/NAME.code.
@@ -144,17 +149,24 @@ func TestHookPromptTasks(t *testing.T) {
 			e.extra = append(e.extra, "AGENT="+tc.agent)
 			ev := agentEvents[tc.agent]
 			e.write("keep.txt", "keep\n", 0o644)
+			// Like a real agent, it calls its pre-tool hook before each tool
+			// call: without a session that is where it waits for the
+			// prompt's capture, which the prompt hook leaves running.
 			e.writePayloads(tc.agent, map[string][2]string{"p1": {"prompt", prompt1}, "s1": {"stop", ""},
-				"p2": {"prompt", prompt2}, "s2": {"stop", ""}})
+				"p2": {"prompt", prompt2}, "s2": {"stop", ""},
+				"t1": {"pre-tool", "echo one > a.txt"}, "t2": {"pre-tool", "echo two > b.txt"}})
 			script := hookScript + fmt.Sprintf(`set -e
 h %[1]s p1
+h %[3]s t1
 echo one > a.txt
 h %[2]s s1
+"$TA" log >/dev/null
 mkdir "$SCRATCH/snap1"; cp -a . "$SCRATCH/snap1/"
 h %[1]s p2
+h %[3]s t2
 echo two > b.txt; echo changed > a.txt; rm keep.txt
 h %[2]s s2
-`, ev[0], ev[1])
+`, ev[0], ev[1], ev[2])
 			if tc.mode == "none" {
 				// The agent started directly: a first capture makes the baseline.
 				cmd := exec.Command("sh", "-c", script)
@@ -165,7 +177,7 @@ h %[2]s s2
 			} else {
 				e.sh(tc.mode, script)
 			}
-			for _, n := range []string{"p1", "s1", "p2", "s2"} {
+			for _, n := range []string{"p1", "s1", "p2", "s2", "t1", "t2"} {
 				if got := e.hookOut(n); got != quiet(tc.agent) {
 					t.Errorf("hook %s printed %q, want %q", n, got, quiet(tc.agent))
 				}
@@ -208,6 +220,8 @@ h %[2]s s2
 func TestHookCaptureBetweenPrompts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	// The hooks capture before they answer (syncHooks).
+	e.extra = append(e.extra, syncHooks)
 	e.extra = append(e.extra, "AGENT=claude")
 	e.writePayloads("claude", map[string][2]string{"p1": {"prompt", "first"}, "s1": {"stop", ""},
 		"p2": {"prompt", "second"}, "s2": {"stop", ""}, "p3": {"prompt", "third"}, "p4": {"prompt", "fourth"}})
@@ -254,6 +268,7 @@ func TestHookMoveNote(t *testing.T) {
 		t.Run(tc.agent+"/"+tc.mode, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
+			e.extra = append(e.extra, syncHooks)
 			e.extra = append(e.extra, "AGENT="+tc.agent)
 			ev := agentEvents[tc.agent]
 			e.writePayloads(tc.agent, map[string][2]string{"p1": {"prompt", "add the login form"}, "s1": {"stop", ""},
@@ -462,9 +477,11 @@ func TestHookLatency(t *testing.T) {
 		names[fmt.Sprintf("s%d", i)] = [2]string{"stop", ""}
 	}
 	e.writePayloads("claude", names)
-	// Each step: a write, then the prompt hook timed by the child.
+	// Each step: a write, then the prompt hook timed by the child; after
+	// the stop hook, a command waits for its capture (as a user reads the
+	// answer before the next prompt).
 	script := hookScript + `t() { a=$(date +%s%N); h UserPromptSubmit $1; b=$(date +%s%N); echo $(( (b - a) / 1000 )) >> "$SCRATCH/times"; }
-for i in 0 1 2 3 4 5; do date +%s%N > "src/d000/f00$i.txt"; t p$i; h Stop s$i; done`
+for i in 0 1 2 3 4 5; do date +%s%N > "src/d000/f00$i.txt"; t p$i; h Stop s$i; "$TA" log >/dev/null; done`
 	measure := func(what string, run func()) {
 		os.Remove(filepath.Join(e.scratch, "times"))
 		run()
@@ -527,6 +544,8 @@ func TestHookOutsideRepository(t *testing.T) {
 func TestHookMoveNoteConversation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	// The hooks capture before they answer (syncHooks).
+	e.extra = append(e.extra, syncHooks)
 	e.extra = append(e.extra, "AGENT=claude")
 	e.writePayloads("claude", map[string][2]string{"p1": {"prompt", "one"}, "s1": {"stop", ""}, "p2": {"prompt", "two"}})
 	other := strings.ReplaceAll(hookPayload("claude", "prompt", e.root, "other"), "e20fcd60-0d1c", "99999999-0d1c")
