@@ -19,8 +19,8 @@ type gcModel struct {
 	trees map[tasks.ID]map[string]string
 	// created is each task's creation time.
 	created map[tasks.ID]time.Time
-	now   time.Time
-	next  tasks.ID
+	now     time.Time
+	next    tasks.ID
 }
 
 // gcSeen counts what the model test's gc runs did, to show they did something.
@@ -35,7 +35,7 @@ func newGCModel(t tb) *gcModel {
 	t.Cleanup(func() { _ = j.Close() })
 	return &gcModel{j: j, trees: map[tasks.ID]map[string]string{tasks.Base: {"a": "base a", "b": "base b"}},
 		created: map[tasks.ID]time.Time{},
-		now: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), next: 1}
+		now:     time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), next: 1}
 }
 
 func (m *gcModel) state(tree map[string]string, p string) NodeState {

@@ -134,10 +134,10 @@ func idKey(prefix byte, id uint64) []byte {
 	return k
 }
 
-func taskKey(id tasks.ID) []byte     { return idKey(prefixTask, uint64(id)) }
-func sessionKey(id uint64) []byte    { return idKey(prefixSession, id) }
-func layerPrefix(id tasks.ID) []byte { return idKey(prefixLayer, uint64(id)) }
-func lostKey(id tasks.ID) []byte     { return idKey(prefixLost, uint64(id)) }
+func taskKey(id tasks.ID) []byte      { return idKey(prefixTask, uint64(id)) }
+func sessionKey(id uint64) []byte     { return idKey(prefixSession, id) }
+func layerPrefix(id tasks.ID) []byte  { return idKey(prefixLayer, uint64(id)) }
+func lostKey(id tasks.ID) []byte      { return idKey(prefixLost, uint64(id)) }
 func stagedPrefix(id tasks.ID) []byte { return idKey(prefixStaged, uint64(id)) }
 
 // stagedKey is 'L' + task id + path, like layerKey.

@@ -286,8 +286,8 @@ type Usage struct {
 	SharedBlobs int   `json:"sharedBlobs"`
 	SavedBytes  int64 `json:"savedBytes"`
 	// Unreferenced blobs are garbage a gc sweeps.
-	Unreferenced      int   `json:"unreferenced"`
-	UnreferencedBytes int64 `json:"unreferencedBytes"`
+	Unreferenced      int            `json:"unreferenced"`
+	UnreferencedBytes int64          `json:"unreferencedBytes"`
 	PerSession        []SessionUsage `json:"sessions"`
 }
 
