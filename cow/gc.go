@@ -28,7 +28,8 @@ const DefaultGCKeep = 30 * 24 * time.Hour
 
 // GCPolicy says what a gc keeps.
 type GCPolicy struct {
-	// Keep: every task created within Keep before Now is kept.
+	// Keep: every task created within Keep before Now is kept (0: none
+	// is kept for its age alone).
 	Keep time.Duration
 	// MaxSize, if > 0, bounds the stored content (bytes) the kept history
 	// needs: older tasks are dropped until it fits.
@@ -246,11 +247,7 @@ func chooseTarget(j *journal.Journal, tree *tasks.Tree, st journal.State, tags m
 	for _, id := range tags {
 		pinned[id] = true
 	}
-	keep := pol.Keep
-	if keep <= 0 {
-		keep = DefaultGCKeep
-	}
-	cutoff := pol.Now.Add(-keep)
+	cutoff := pol.Now.Add(-pol.Keep)
 	var recent []tasks.Task // kept by age alone, oldest first
 	kept := map[tasks.ID]bool{}
 	for _, t := range tree.All() {
