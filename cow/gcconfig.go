@@ -21,16 +21,16 @@ const GCConfigFile = "config.json"
 type GCConfig struct {
 	// MaxSize is the budget in bytes (0: none, run never collects).
 	MaxSize int64 `json:"maxSize,omitempty"`
-	// Keep is how long every task is kept (0: DefaultGCKeep).
-	Keep Duration `json:"keep,omitempty"`
+	// Keep is how long every task is kept (nil: DefaultGCKeep).
+	Keep *Duration `json:"keep,omitempty"`
 }
 
 // KeepOrDefault is Keep, or DefaultGCKeep when it is not set.
 func (c GCConfig) KeepOrDefault() time.Duration {
-	if c.Keep <= 0 {
+	if c.Keep == nil {
 		return DefaultGCKeep
 	}
-	return time.Duration(c.Keep)
+	return time.Duration(*c.Keep)
 }
 
 // Duration is a time.Duration written as text ("720h", "30d").

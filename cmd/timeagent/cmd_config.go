@@ -58,7 +58,8 @@ The settings live in config.json in the root's state dir, beside the journal.`,
 					if err != nil {
 						return &usageError{err}
 					}
-					cfg.Keep = cow.Duration(d)
+					keep := cow.Duration(d)
+					cfg.Keep = &keep
 				default:
 					return &usageError{fmt.Errorf("unknown setting %q: the settings are gc.max-size and gc.keep", args[0])}
 				}
