@@ -76,7 +76,7 @@ func SaveGCConfig(stateDir string, c GCConfig) error {
 		return fmt.Errorf("write settings %s: %w", p, err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err == nil {
+	if _, err = tmp.Write(append(b, '\n')); err == nil {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
