@@ -55,6 +55,17 @@ type GCResult struct {
 	OverBudget bool `json:"overBudget"`
 }
 
+// gcStep, when set by a test, is called after each durable step of a gc
+// with the step's name; an error stops the gc there, as a crash would.
+var gcStep func(step string) error
+
+func step(name string) error {
+	if gcStep != nil {
+		return gcStep(name)
+	}
+	return nil
+}
+
 // ErrGCRefused: the journal is not in a state gc can work on.
 var ErrGCRefused = errors.New("gc refused")
 
@@ -131,6 +142,9 @@ func GC(j *journal.Journal, pol GCPolicy, dryRun bool) (GCResult, error) {
 	if err := j.Update(func(tx *journal.Tx) error { return tx.PutGCPlan(target.plan) }); err != nil {
 		return res, err
 	}
+	if err := step("plan"); err != nil {
+		return res, err
+	}
 	res.Swept, err = finishGC(j, target.plan, target.layers)
 	return res, err
 }
@@ -150,7 +164,10 @@ func finishGC(j *journal.Journal, p journal.GCPlan, layers map[tasks.ID][]Change
 	var rep journal.SweepReport
 	next := func(phase string) error {
 		p.Phase = phase
-		return j.Update(func(tx *journal.Tx) error { return tx.PutGCPlan(p) })
+		if err := j.Update(func(tx *journal.Tx) error { return tx.PutGCPlan(p) }); err != nil {
+			return err
+		}
+		return step("phase " + phase)
 	}
 	if p.Phase == journal.GCStage {
 		tree, err := j.Tree()
@@ -171,6 +188,9 @@ func finishGC(j *journal.Journal, p journal.GCPlan, layers map[tasks.ID][]Change
 			}
 			if err := j.PutStaged(r.ID, changes); err != nil {
 				return rep, fmt.Errorf("gc: %w", err)
+			}
+			if err := step(fmt.Sprintf("staged %d", r.ID)); err != nil {
+				return rep, err
 			}
 		}
 		if err := next(journal.GCSwitch); err != nil {
@@ -194,6 +214,9 @@ func finishGC(j *journal.Journal, p journal.GCPlan, layers map[tasks.ID][]Change
 			if err := j.SwitchLayer(t, staged); err != nil {
 				return rep, fmt.Errorf("gc: %w", err)
 			}
+			if err := step(fmt.Sprintf("switched %d", r.ID)); err != nil {
+				return rep, err
+			}
 		}
 		if err := j.CleanStaged(); err != nil {
 			return rep, err
@@ -206,6 +229,9 @@ func finishGC(j *journal.Journal, p journal.GCPlan, layers map[tasks.ID][]Change
 		if err := j.ForgetTasks(p.Drop); err != nil {
 			return rep, fmt.Errorf("gc: %w", err)
 		}
+		if err := step("forgot"); err != nil {
+			return rep, err
+		}
 		if err := j.DropTasks(p.Drop); err != nil {
 			return rep, fmt.Errorf("gc: %w", err)
 		}
@@ -217,6 +243,9 @@ func finishGC(j *journal.Journal, p journal.GCPlan, layers map[tasks.ID][]Change
 		var err error
 		if rep, err = j.Sweep(false); err != nil {
 			return rep, fmt.Errorf("gc: %w", err)
+		}
+		if err := step("swept"); err != nil {
+			return rep, err
 		}
 		if err := j.Update(func(tx *journal.Tx) error { return tx.DeleteGCPlan() }); err != nil {
 			return rep, err

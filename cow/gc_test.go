@@ -24,7 +24,10 @@ type gcModel struct {
 }
 
 // gcSeen counts what the model test's gc runs did, to show they did something.
-var gcSeen struct{ runs, dropped, rewired, squashed int }
+var gcSeen struct{ runs, dropped, rewired, squashed, stopped int }
+
+// errStopped is the crash a test's gcStep simulates.
+var errStopped = errors.New("gc stopped by the test")
 
 var gcNames = []string{"a", "b", "c", "d", "e", "f"}
 
@@ -146,11 +149,13 @@ func sameTree(a, b map[string]string) bool {
 // ages), runs gc with a random policy, and checks: every kept task's tree
 // is what it was, byte for byte; dropped tasks and their layers are gone;
 // the position, the tags and the real tree's task stay; verify passes; no
-// blob is left that nothing refers to.
+// blob is left that nothing refers to. Some runs stop after a random
+// durable step (a crash): verify passes there, and FinishGC ends the gc.
 func TestGCModel(t *testing.T) {
 	defer func() {
-		t.Logf("%d gc runs: %d tasks dropped, %d rewired, %d squashes into the base", gcSeen.runs, gcSeen.dropped, gcSeen.rewired, gcSeen.squashed)
-		if gcSeen.dropped == 0 || gcSeen.rewired == 0 || gcSeen.squashed == 0 {
+		t.Logf("%d gc runs: %d tasks dropped, %d rewired, %d squashes into the base, %d stopped midway and finished",
+			gcSeen.runs, gcSeen.dropped, gcSeen.rewired, gcSeen.squashed, gcSeen.stopped)
+		if gcSeen.dropped == 0 || gcSeen.rewired == 0 || gcSeen.squashed == 0 || gcSeen.stopped == 0 {
 			t.Errorf("the random histories never dropped, rewired or squashed a task")
 		}
 	}()
@@ -187,7 +192,27 @@ func TestGCModel(t *testing.T) {
 		if rapid.Bool().Draw(rt, "budget") {
 			pol.MaxSize = int64(rapid.IntRange(0, 400).Draw(rt, "maxSize"))
 		}
+		// Now and then the gc stops after one of its durable steps, as
+		// after a crash: verify must pass then, and FinishGC end it.
+		stopAt := rapid.IntRange(0, 12).Draw(rt, "stopAt")
+		steps := 0
+		gcStep = func(name string) error {
+			if steps++; steps == stopAt {
+				return fmt.Errorf("%w after %s", errStopped, name)
+			}
+			return nil
+		}
 		res, err := GC(m.j, pol, false)
+		gcStep = nil
+		if errors.Is(err, errStopped) {
+			gcSeen.stopped++
+			damage, verr := m.j.Verify(nil)
+			mustDo(rt, verr)
+			if len(damage) > 0 {
+				rt.Fatalf("verify after a gc stopped (%v): %v", err, damage)
+			}
+			err = FinishGC(m.j)
+		}
 		mustDo(rt, err)
 		gcSeen.runs++
 		gcSeen.dropped += len(res.Dropped)
