@@ -226,7 +226,30 @@ func finishGC(j *journal.Journal, p journal.GCPlan, layers map[tasks.ID][]Change
 		}
 	}
 	if p.Phase == journal.GCDrop {
-		if err := j.ForgetTasks(p.Drop); err != nil {
+		all, err := j.Tasks()
+		if err != nil {
+			return rep, err
+		}
+		parent := make(map[tasks.ID]tasks.ID, len(all))
+		for _, t := range all {
+			parent[t.ID] = t.Parent
+		}
+		dropped := make(map[tasks.ID]bool, len(p.Drop))
+		for _, id := range p.Drop {
+			dropped[id] = true
+		}
+		// A session that started from a dropped task now starts from its
+		// nearest kept ancestor (the base when none).
+		newBase := func(id tasks.ID) tasks.ID {
+			for n := 0; dropped[id] && n <= len(all); n++ {
+				id = parent[id]
+			}
+			if dropped[id] {
+				return tasks.Base
+			}
+			return id
+		}
+		if err := j.ForgetTasks(p.Drop, newBase); err != nil {
 			return rep, fmt.Errorf("gc: %w", err)
 		}
 		if err := step("forgot"); err != nil {

@@ -260,8 +260,9 @@ func (j *Journal) DropTasks(ids []tasks.ID) error {
 	})
 }
 
-// ForgetTasks removes ids from every session's task list in one update.
-func (j *Journal) ForgetTasks(ids []tasks.ID) error {
+// ForgetTasks removes ids from every session's task list in one update,
+// and gives a session whose base task is one of them the base newBase says.
+func (j *Journal) ForgetTasks(ids []tasks.ID, newBase func(tasks.ID) tasks.ID) error {
 	drop := make(map[tasks.ID]bool, len(ids))
 	for _, id := range ids {
 		drop[id] = true
@@ -278,10 +279,13 @@ func (j *Journal) ForgetTasks(ids []tasks.ID) error {
 					kept = append(kept, id)
 				}
 			}
-			if len(kept) == len(s.Tasks) {
+			if len(kept) == len(s.Tasks) && !drop[s.Base] {
 				continue
 			}
 			s.Tasks = kept
+			if drop[s.Base] {
+				s.Base = newBase(s.Base)
+			}
 			if err := tx.PutSession(s); err != nil {
 				return err
 			}

@@ -84,6 +84,14 @@ func TestGC(t *testing.T) {
 	e.ok("switch", "3")
 	sameManifest(t, "the active task after gc", m3, e.manifest())
 	contains(t, "verify after gc", e.ok("verify").Stdout, "verified")
+	// The last session started from the dropped task 2: its diff now
+	// starts from task 1, its nearest kept ancestor.
+	var d diffDoc
+	e.jsonOf(&d, "diff", "--json")
+	if d.From != 1 || d.To != 3 || len(d.Changes) != 2 {
+		t.Fatalf("diff of the last session after gc: %+v", d)
+	}
+	contains(t, "du after gc", e.ok("du").Stdout, "2 task(s) in 3 session(s)")
 
 	// The default keeps the last 30 days: nothing goes.
 	contains(t, "gc with the default policy", e.ok("gc").Stdout, "every task is kept (2)")
