@@ -99,6 +99,11 @@ func Export(j *journal.Journal, opts Options) (Result, error) {
 			return res, fmt.Errorf("export: %w: %s (choose another --branch)", ErrBranchExists, opts.Branch)
 		}
 	}
+	for _, who := range []string{"GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"} {
+		if _, err := g.run(nil, "var", who); err != nil {
+			return res, fmt.Errorf("export: git does not know who you are, which its commits need: run `git config --global user.name \"Your Name\"` and `git config --global user.email you@example.com`")
+		}
+	}
 	head, _ := g.run(nil, "rev-parse", "--verify", "-q", "HEAD^{commit}")
 	headTree := ""
 	if head != "" {
