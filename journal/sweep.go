@@ -175,6 +175,22 @@ func (j *Journal) Sweep(dryRun bool) (SweepReport, error) {
 	return rep, j.Sync()
 }
 
+// StoredBytes is what every stored chunk takes: the journal's content,
+// measured from the keys alone (cheap enough to check after every session).
+func (j *Journal) StoredBytes() (int64, error) {
+	var n int64
+	err := j.view("measure content", func(txn *badger.Txn) error {
+		opts := badger.IteratorOptions{Prefix: []byte{prefixChunk}}
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			n += it.Item().ValueSize()
+		}
+		return nil
+	})
+	return n, err
+}
+
 // ContentSize is the stored size of the distinct chunks of refs: what the
 // journal needs for that content.
 func (j *Journal) ContentSize(refs map[BlobRef]bool) (int64, error) {

@@ -48,6 +48,9 @@ func TestSweep(t *testing.T) {
 	if u.Blobs != 5 || u.Unreferenced != 2 || u.References != 4 || u.SharedBlobs != 1 || u.Tasks != 1 {
 		t.Fatalf("usage before the sweep: %+v", u)
 	}
+	if n, err := j.StoredBytes(); err != nil || n != u.StoredBytes {
+		t.Fatalf("StoredBytes %d (%v), usage says %d", n, err, u.StoredBytes)
+	}
 	if len(u.PerSession) != 1 || u.PerSession[0].Changes != 2 || u.PerSession[0].Blobs != 2 {
 		t.Fatalf("per session: %+v", u.PerSession)
 	}

@@ -221,8 +221,8 @@ func (a *app) autoGC(ws *session.Workspace) {
 	if cfg.MaxSize <= 0 {
 		return
 	}
-	u, err := ws.Journal.Usage()
-	if err == nil && u.StoredBytes <= cfg.MaxSize {
+	stored, err := ws.Journal.StoredBytes()
+	if err == nil && stored <= cfg.MaxSize {
 		return
 	}
 	var doc gcDoc
