@@ -105,7 +105,10 @@ func Export(j *journal.Journal, opts Options) (Result, error) {
 		}
 	}
 	head, _ := g.run(nil, "rev-parse", "--verify", "-q", "HEAD^{commit}")
-	headTree := ""
+	headTree, err := g.run([]byte{}, "mktree") // the empty tree: the files of no commit
+	if err != nil {
+		return res, err
+	}
 	if head != "" {
 		if _, err := g.run(nil, "read-tree", head); err != nil {
 			return res, err
