@@ -29,6 +29,9 @@ import (
 //	'F'                                      the stat cache is complete (one byte, 1)
 //	'x' task(8)                              lostMarker (JSON): a salvage lost some of the task's changes
 //	'g' name                                 tag: the task it names, 8 bytes BE; name last
+//	'G'                                      GCPlan (JSON); absent when no gc is unfinished
+//	'L' task(8) path                         a gc's staged new layer of a kept task (as 'l');
+//	                                         'L' task(8) alone marks the staged layer complete
 //
 // hash is xxhash64 of the (uncompressed) bytes, length and size are byte
 // counts, seq is the collision sequence number (0 unless two different
@@ -49,6 +52,8 @@ const (
 	prefixStatsDone  byte = 'F'
 	prefixLost       byte = 'x'
 	prefixTag        byte = 'g'
+	prefixGC         byte = 'G'
+	prefixStaged     byte = 'L'
 )
 
 // Fixed key lengths.
@@ -68,6 +73,7 @@ var (
 	keySessionSeq = []byte{prefixSessionSeq}
 	keyIntent     = []byte{prefixIntent}
 	keyStatsDone  = []byte{prefixStatsDone}
+	keyGC         = []byte{prefixGC}
 )
 
 // chunkRef names one stored chunk.
@@ -128,10 +134,18 @@ func idKey(prefix byte, id uint64) []byte {
 	return k
 }
 
-func taskKey(id tasks.ID) []byte     { return idKey(prefixTask, uint64(id)) }
-func sessionKey(id uint64) []byte    { return idKey(prefixSession, id) }
-func layerPrefix(id tasks.ID) []byte { return idKey(prefixLayer, uint64(id)) }
-func lostKey(id tasks.ID) []byte     { return idKey(prefixLost, uint64(id)) }
+func taskKey(id tasks.ID) []byte      { return idKey(prefixTask, uint64(id)) }
+func sessionKey(id uint64) []byte     { return idKey(prefixSession, id) }
+func layerPrefix(id tasks.ID) []byte  { return idKey(prefixLayer, uint64(id)) }
+func lostKey(id tasks.ID) []byte      { return idKey(prefixLost, uint64(id)) }
+func stagedPrefix(id tasks.ID) []byte { return idKey(prefixStaged, uint64(id)) }
+
+// stagedKey is 'L' + task id + path, like layerKey.
+func stagedKey(id tasks.ID, path string) []byte {
+	k := layerKey(id, path)
+	k[0] = prefixStaged
+	return k
+}
 
 // layerKey is 'l' + task id + path; the path is last and needs no length.
 func layerKey(id tasks.ID, path string) []byte {
@@ -228,6 +242,15 @@ func describeKey(k []byte) string {
 		}
 	case prefixTag:
 		return fmt.Sprintf("tag %q", k[1:])
+	case prefixGC:
+		return "gc plan"
+	case prefixStaged:
+		if len(k) == layerKeyMin {
+			return fmt.Sprintf("staged layer %d (complete mark)", binary.BigEndian.Uint64(k[1:]))
+		}
+		if len(k) > layerKeyMin {
+			return fmt.Sprintf("staged layer %d %q", binary.BigEndian.Uint64(k[1:]), k[layerKeyMin:])
+		}
 	}
 	return fmt.Sprintf("key %x", k)
 }

@@ -412,6 +412,11 @@ func (s *salvager) record(wb *spaceBatch, key, val []byte, version uint64) error
 			return nil
 		}
 		return keep()
+	case prefixGC:
+		s.lostRecord("the plan of an unfinished gc: not carried over (verify names a task it had half rewired)")
+		return nil
+	case prefixStaged:
+		return nil // a gc's staged layer: only its plan could use it
 	}
 	s.lostRecord("%s: unknown record kind", describeKey(key))
 	return nil

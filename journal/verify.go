@@ -111,6 +111,8 @@ type verifier struct {
 	state    *State
 	intent   *Intent
 	tags     []tagRef
+	// gc is an unfinished gc's plan: the tasks it names may be half done.
+	gc *GCPlan
 	// chunkBlobs maps each damaged chunk to the blobs made of it.
 	chunkBlobs map[chunkRef][]BlobRef
 	done       int
@@ -302,6 +304,10 @@ func kindOf(key []byte) string {
 		return "lost"
 	case prefixTag:
 		return "tag"
+	case prefixGC:
+		return "gc plan"
+	case prefixStaged:
+		return "staged layer"
 	}
 	return "unknown"
 }
@@ -420,9 +426,54 @@ func (v *verifier) record(key, val []byte) {
 		} else {
 			v.tags = append(v.tags, tagRef{key: key, id: tasks.ID(id)})
 		}
+	case prefixGC:
+		var p GCPlan
+		if len(key) != 1 {
+			v.add(kind, key, "unexpected key length %d", len(key))
+		} else if err := decodeJSON(kind, val, &p); err != nil {
+			bad(err)
+		} else {
+			v.gc = &p
+		}
+	case prefixStaged:
+		switch {
+		case len(key) < layerKeyMin:
+			v.add(kind, key, "malformed key")
+		case len(key) == layerKeyMin:
+			if len(val) != 1 || val[0] != 1 {
+				v.add(kind, key, "malformed complete mark")
+			}
+		default:
+			c, err := decodeChange(string(key[layerKeyMin:]), val)
+			if err != nil {
+				bad(err)
+				return
+			}
+			for _, s := range []NodeState{c.Before, c.After} {
+				if s.Kind == File {
+					v.ref(s.Blob, key)
+				}
+			}
+		}
 	default:
 		v.add(kind, key, "unknown record kind %q", key[0])
 	}
+}
+
+// inGC returns the tasks an unfinished gc is changing: their records and
+// layers may disagree until it is finished.
+func (v *verifier) inGC() map[tasks.ID]bool {
+	out := map[tasks.ID]bool{}
+	if v.gc == nil {
+		return out
+	}
+	for _, id := range v.gc.Drop {
+		out[id] = true
+	}
+	for _, r := range v.gc.Rewire {
+		out[r.ID] = true
+	}
+	return out
 }
 
 func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
@@ -555,13 +606,14 @@ func (v *verifier) references() {
 			}
 		}
 	}
+	inGC := v.inGC()
 	for id, p := range v.parents {
-		if p != tasks.Base && !v.taskIDs[p] {
+		if p != tasks.Base && !v.taskIDs[p] && !inGC[id] {
 			v.add("task", taskKey(id), "parent task %d missing", p)
 		}
 	}
 	for id, files := range v.sealed {
-		if n := v.layerLen[id]; n != files {
+		if n := v.layerLen[id]; n != files && !inGC[id] {
 			v.add("task", taskKey(id), "its layer holds %d path(s) but it was sealed with %d: records were lost", n, files)
 		}
 	}

@@ -66,6 +66,17 @@ func Recover(t Target) (Report, error) {
 		r.Unmounted = true
 		r.Notes = append(r.Notes, "detached a stale overlay mount from "+t.Root)
 	}
+	// An interrupted gc is finished first: it touches only the journal,
+	// and it was planned on the history as it was before anything below
+	// adds to it.
+	if p, err := j.GCPlan(); err != nil {
+		return r, fmt.Errorf("read gc plan: %w", err)
+	} else if p != nil {
+		if err := cow.FinishGC(j); err != nil {
+			return r, fmt.Errorf("finish the interrupted gc: %w", err)
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("finished an interrupted gc (%d task(s) dropped)", len(p.Drop)))
+	}
 	sessions, err := activeSessions(j)
 	if err != nil {
 		return r, err

@@ -332,3 +332,51 @@ func (t *Tree) StatusOf(id, active ID) Status {
 	}
 	return StatusOther
 }
+
+// Statuses returns every task's status relative to active (StatusOf for
+// each), in one pass over the tree instead of a walk per task.
+func (t *Tree) Statuses(active ID) map[ID]Status {
+	out := make(map[ID]Status, len(t.tasks))
+	for _, a := range t.Ancestors(active) {
+		out[a] = StatusPast
+	}
+	if _, ok := t.tasks[active]; ok {
+		out[active] = StatusCurrent
+	}
+	// below[id]: id is active or one of its descendants.
+	below := map[ID]bool{active: true}
+	var chain []ID
+	for id := range t.tasks {
+		if _, done := out[id]; done {
+			continue
+		}
+		chain = chain[:0]
+		cur, is := id, false
+		for {
+			if v, ok := below[cur]; ok {
+				is = v
+				break
+			}
+			if cur == Base {
+				is = active == Base
+				break
+			}
+			chain = append(chain, cur)
+			cur = t.Parent(cur)
+		}
+		for _, c := range chain {
+			below[c] = is
+		}
+	}
+	for id := range t.tasks {
+		if _, done := out[id]; done {
+			continue
+		}
+		if below[id] {
+			out[id] = StatusFuture
+		} else {
+			out[id] = StatusOther
+		}
+	}
+	return out
+}

@@ -195,3 +195,26 @@ func TestWalkProperty(t *testing.T) {
 		}
 	})
 }
+
+// TestStatuses: Statuses agrees with StatusOf for every task and every
+// active task of a tree with branches.
+func TestStatuses(t *testing.T) {
+	tree, err := NewTree([]Task{
+		{ID: 1}, {ID: 2, Parent: 1}, {ID: 3, Parent: 2}, {ID: 4, Parent: 1}, {ID: 5, Parent: 4},
+		{ID: 6}, {ID: 7, Parent: 6}, {ID: 8, Parent: 3},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for active := ID(0); active <= 8; active++ {
+		got := tree.Statuses(active)
+		if len(got) != 8 {
+			t.Fatalf("active %d: %d statuses, want 8", active, len(got))
+		}
+		for id := ID(1); id <= 8; id++ {
+			if want := tree.StatusOf(id, active); got[id] != want {
+				t.Errorf("active %d, task %d: %s, want %s", active, id, got[id], want)
+			}
+		}
+	}
+}

@@ -54,12 +54,12 @@ func runMain(args []string) error {
 	bin := fs.String("bin", "bin/timeagent", "timeagent binary")
 	out := fs.String("out", "bench/RESULTS.md", "markdown results file")
 	reps := fs.Int("reps", 3, "repetitions of each step (median taken)")
-	only := fs.String("only", "", `run only one section: "huge" (the file over 4 GiB), "hooks" (agent hooks without a session) or "fuse" (session start and workloads; ratios to copy mode are then missing); results are written only with an explicit -out`)
+	only := fs.String("only", "", `run only one section: "huge" (the file over 4 GiB), "hooks" (agent hooks without a session), "growth" (the journal's size after 11 sessions, and gc) or "fuse" (session start and workloads; ratios to copy mode are then missing); results are written only with an explicit -out`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *only != "" && *only != "huge" && *only != "fuse" && *only != "hooks" {
-		return fmt.Errorf("run: -only %q: want huge, fuse or hooks", *only)
+	if *only != "" && *only != "huge" && *only != "fuse" && *only != "hooks" && *only != "growth" {
+		return fmt.Errorf("run: -only %q: want huge, fuse, hooks or growth", *only)
 	}
 	outSet := false
 	fs.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
@@ -134,8 +134,14 @@ func (b *bench) sections() error {
 		}
 		return b.fuse(largest)
 	}
+	if cfg.only == "growth" {
+		return b.growth(cfg.sizes[0])
+	}
 	for _, n := range cfg.sizes {
 		if err := b.checkpoints(n); err != nil {
+			return err
+		}
+		if err := b.growth(n); err != nil {
 			return err
 		}
 		if err := b.hookCapture(n); err != nil {

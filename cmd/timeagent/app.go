@@ -176,7 +176,7 @@ can be inspected, undone, redone and branched afterwards.`,
 		a.runCommand(), a.statusCommand(), a.logCommand(), a.diffCommand(), a.diffFileCommand(),
 		a.undoCommand(), a.redoCommand(), a.switchCommand(), a.applyCommand(), a.checkpointCommand(),
 		a.recoverCommand(), a.verifyCommand(), a.versionCommand(), a.actionsCommand(), a.proxyCommand(),
-		a.tagCommand(), a.revertCommand(), a.mcpCommand(),
+		a.tagCommand(), a.revertCommand(), a.mcpCommand(), a.duCommand(), a.gcCommand(), a.configCommand(), a.exportCommand(),
 	)
 	root.AddCommand(a.hookCommand(), a.hookSessionCommand(), a.hookCaptureCmd(), a.integrateCommand())
 	return root

@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/timeagent-dev/timeagent/cow"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/session"
 )
@@ -134,6 +136,7 @@ func (a *app) runRun(o runOptions, argv []string) error {
 		return err
 	}
 	a.printSessionSummary(res)
+	a.autoGC(ws)
 	if res.ExitCode != 0 {
 		return &exitError{res.ExitCode}
 	}
@@ -204,4 +207,32 @@ func printChangeList(w io.Writer, changes []journal.Change, max int) {
 		}
 		fmt.Fprintf(w, "  %s %s\n", changeSymbol(changeKind(c)), escapeName(c.Path))
 	}
+}
+
+// autoGC collects the history when the configured size budget is passed
+// (timeagent config gc.max-size). It never changes run's exit code: a
+// failure is reported and the next run tries again.
+func (a *app) autoGC(ws *session.Workspace) {
+	cfg, err := cow.LoadGCConfig(ws.StateDir)
+	if err != nil {
+		fmt.Fprintf(a.io.err, "timeagent: automatic gc skipped: %s\n", message(err))
+		return
+	}
+	if cfg.MaxSize <= 0 {
+		return
+	}
+	stored, err := ws.Journal.StoredBytes()
+	if err == nil && stored <= cfg.MaxSize {
+		return
+	}
+	var doc gcDoc
+	if err == nil {
+		doc, err = runGC(ws.Journal, cow.GCPolicy{Keep: cfg.KeepOrDefault(), MaxSize: cfg.MaxSize, Now: time.Now()}, false)
+	}
+	if err != nil {
+		fmt.Fprintf(a.io.err, "timeagent: automatic gc failed: %s\n", message(err))
+		return
+	}
+	fmt.Fprintf(a.io.err, "timeagent: the journal passed its size budget (%s): gc dropped %d task(s), freed %d blob(s); on disk %s -> %s\n",
+		cow.FormatSize(cfg.MaxSize), len(doc.Dropped), doc.Swept.Blobs, cow.FormatSize(doc.DiskBefore), cow.FormatSize(doc.DiskAfter))
 }

@@ -22,6 +22,7 @@ var rank = map[string]int{
 	"cow":                 2,
 	"fs":                  3,
 	"actions":             3,
+	"gitexport":           3,
 	"hooks":               4,
 	"recovery":            4,
 	"session":             5,
