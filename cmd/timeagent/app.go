@@ -68,11 +68,11 @@ func execute(argv []string, sio stdio, active *session.Active) int {
 	root.SetIn(sio.in)
 	root.SetOut(sio.out)
 	root.SetErr(sio.err)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return 0
 	}
-	return a.report(err)
+	return a.report(err, cmd)
 }
 
 // forwarded are the commands a running session answers over its control
@@ -122,16 +122,21 @@ func forwardedList() string {
 	return strings.Join(names, ", ")
 }
 
-// report prints err once and maps it to an exit code.
-func (a *app) report(err error) int {
+// report prints err once and maps it to an exit code: 2 for a bad command
+// line (cmd's usage line and a --help pointer follow the message), else 1.
+func (a *app) report(err error, cmd *cobra.Command) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	code := 1
-	var ue *usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
-		code = 2
+	if isUsage(err) {
+		msg := usageText(err)
+		if a.json {
+			writeJSONError(a.io.err, msg)
+		} else {
+			fmt.Fprintf(a.io.err, "timeagent: %s\n%s", escapeName(msg), usageHelp(cmd))
+		}
+		return 2
 	}
 	msg := message(err)
 	if a.json {
@@ -139,7 +144,7 @@ func (a *app) report(err error) int {
 	} else {
 		fmt.Fprintf(a.io.err, "timeagent: %s\n", escapeName(msg))
 	}
-	return code
+	return 1
 }
 
 func isCobraUsage(err error) bool {

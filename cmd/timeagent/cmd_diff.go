@@ -50,7 +50,7 @@ func (a *app) diffCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff [--json | --patch | --stat] [--color WHEN] [--task N | --from A --to B]",
 		Short: "Show what changed: by default the latest session, file by file",
-		Args:  cobra.NoArgs,
+		Args:  nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withWorkspace("diff", func(ws *session.Workspace) error { return a.runDiff(ws, o) })
 		},

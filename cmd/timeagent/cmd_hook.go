@@ -317,7 +317,7 @@ func (a *app) hookSessionCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:    hookSessionCommand + " [--conversation ID] prompt|stop AGENT [SUMMARY]",
 		Hidden: true,
-		Args:   cobra.RangeArgs(2, 3),
+		Args:   nArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.active == nil {
 				return errors.New(hookSessionCommand + " is answered by a running session only")

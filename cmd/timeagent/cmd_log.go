@@ -37,7 +37,7 @@ func (a *app) logCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "log",
 		Short: "Show the task tree: → active, ↯ future (redoable), ⎇ branch point",
-		Args:  cobra.NoArgs,
+		Args:  nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withWorkspace("log", func(ws *session.Workspace) error { return a.runLog(ws) })
 		},

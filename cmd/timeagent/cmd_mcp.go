@@ -37,7 +37,7 @@ root (the working directory, -C DIR or --root DIR): tools list_tasks, diff_task,
 undo_task, redo_task, switch_task, checkpoint and tag. During a session the tools go to
 it like the commands do; a move obeys the drift rule (refused over later edits unless
 the tool is called with force).`,
-		Args: cobra.NoArgs,
+		Args: nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s := newMCPServer(a.cwd, a.root)
 			if err := s.Run(cmd.Context(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {

@@ -35,7 +35,7 @@ func (a *app) undoCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "undo [N | NAME]",
 		Short: "Go back N tasks (default 1), or back to the task tagged NAME, restoring the files byte for byte",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  nArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tag := ""
 			n, err := countArg(args)
@@ -69,7 +69,7 @@ func (a *app) redoCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "redo [N]",
 		Short: "Go forward N tasks (default 1), following the most recently visited branch",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  nArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n, err := countArg(args)
 			if err != nil {
@@ -89,7 +89,7 @@ func (a *app) switchCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "switch TASK",
 		Short: "Go to any task of the tree (0 = the base, before the first task), by id or tag name",
-		Args:  cobra.ExactArgs(1),
+		Args:  nArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := strconv.ParseUint(args[0], 10, 64); err != nil && cow.ValidTagName(args[0]) != nil {
 				_, err := parseTaskID(args[0])
@@ -113,7 +113,7 @@ func (a *app) applyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apply",
 		Short: "Write the active task's state to the real files (after run --isolate)",
-		Args:  cobra.NoArgs,
+		Args:  nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.active != nil {
 				return errors.New("apply: a session is running; its work is applied when it ends")

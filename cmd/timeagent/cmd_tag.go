@@ -33,7 +33,7 @@ func (a *app) tagCommand() *cobra.Command {
 revert accept the name wherever they take a task. A name is 1 to 64 bytes, has no
 whitespace, does not start with '-' and is not all digits. An existing name moves
 only with --force. tag alone lists the names; tag --delete NAME removes one.`,
-		Args: cobra.MaximumNArgs(2),
+		Args: nArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if del && len(args) != 1 {
 				return &usageError{errors.New("tag --delete takes exactly one NAME")}

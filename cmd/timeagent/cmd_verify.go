@@ -30,7 +30,7 @@ command can open) is replaced by a new one holding every record and blob
 that can still be read, each blob checked against its hash. The old journal
 is kept, renamed aside. The report names every task and path that was lost;
 undo, redo and switch through a task that lost changes are refused.`,
-		Args: cobra.NoArgs,
+		Args: nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if salvage {
 				return a.runSalvage()

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/timeagent-dev/timeagent/cow"
+)
+
+// This file holds what makes a command line a usage error (exit 2): the
+// argument counts, the typed flag values (--color, --mode, task ids), and
+// how such an error is shown: the cause, the usage line and a --help pointer.
+
+// nArgs accepts between min and max positional arguments (max < 0: no
+// limit), naming the command and the count in its error.
+func nArgs(min, max int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		n := len(args)
+		if n >= min && (max < 0 || n <= max) {
+			return nil
+		}
+		var want string
+		switch {
+		case max == 0:
+			return &usageError{fmt.Errorf("%s takes no arguments, got %s", cmd.Name(), quoteArgs(args))}
+		case min == max:
+			want = "exactly " + count(min, "argument")
+		case n < min:
+			want = "at least " + count(min, "argument")
+		default:
+			want = "at most " + count(max, "argument")
+		}
+		return &usageError{fmt.Errorf("%s takes %s, got %d", cmd.Name(), want, n)}
+	}
+}
+
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, s := range args {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, " ")
+}
+
+// count is n and the noun, in the plural unless n is 1: "1 path", "2 paths".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	switch {
+	case strings.HasSuffix(noun, "ch"), strings.HasSuffix(noun, "sh"), strings.HasSuffix(noun, "s"):
+		return fmt.Sprintf("%d %ses", n, noun)
+	case strings.HasSuffix(noun, "y") && !strings.ContainsAny(noun[len(noun)-2:len(noun)-1], "aeiou"):
+		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// enumFlag is a flag that takes one of a few words (--color, --mode): a
+// bad value is a usage error at parse time, and the words are its
+// completions.
+type enumFlag struct {
+	value string
+	words []string
+	kind  string // the value's name in --help: WHEN, MODE
+}
+
+func newEnumFlag(def, kind string, words ...string) *enumFlag {
+	return &enumFlag{value: def, words: words, kind: kind}
+}
+
+func (f *enumFlag) String() string { return f.value }
+func (f *enumFlag) Type() string   { return f.kind }
+
+func (f *enumFlag) Set(s string) error {
+	for _, w := range f.words {
+		if s == w {
+			f.value = s
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not one of %s", s, orList(f.words))
+}
+
+// complete offers the words.
+func (f *enumFlag) complete(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return f.words, cobra.ShellCompDirectiveNoFileComp
+}
+
+func orList(words []string) string {
+	if len(words) == 1 {
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// taskFlag is a flag naming a task: a task id (0 = the base) or a tag name.
+// Anything else is a usage error at parse time; the journal resolves it
+// later (resolveTask).
+type taskFlag struct{ value string }
+
+func (f *taskFlag) String() string { return f.value }
+func (f *taskFlag) Type() string   { return "TASK" }
+
+func (f *taskFlag) Set(s string) error {
+	if _, err := strconv.ParseUint(s, 10, 64); err == nil {
+		f.value = s
+		return nil
+	}
+	if cow.ValidTagName(s) != nil {
+		return fmt.Errorf("%q is not a task id (a number from timeagent log) or a tag name", s)
+	}
+	f.value = s
+	return nil
+}
+
+// sessionFlag is a flag naming a session by its number.
+type sessionFlag struct{ value string }
+
+func (f *sessionFlag) String() string { return f.value }
+func (f *sessionFlag) Type() string   { return "ID" }
+
+func (f *sessionFlag) Set(s string) error {
+	if _, err := strconv.ParseUint(s, 10, 64); err != nil {
+		return fmt.Errorf("%q is not a session id (a number from timeagent status or actions)", s)
+	}
+	f.value = s
+	return nil
+}
+
+var (
+	cobraUnknownCmd = regexp.MustCompile(`^unknown command "(.*)" for "(.*)"`)
+	cobraSuggest    = regexp.MustCompile(`Did you mean this\?\n((?:\t.*\n)+)`)
+	cobraBadFlag    = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: (.*)$`)
+)
+
+// usageText rewrites cobra's and pflag's messages into one line.
+func usageText(err error) string {
+	s := err.Error()
+	if m := cobraUnknownCmd.FindStringSubmatch(s); m != nil {
+		msg := fmt.Sprintf("unknown command %q", m[1])
+		if sug := cobraSuggest.FindStringSubmatch(s); sug != nil {
+			var names []string
+			for _, l := range strings.Split(strings.TrimSpace(sug[1]), "\n") {
+				names = append(names, strings.TrimSpace(l))
+			}
+			msg += " (did you mean " + orList(names) + "?)"
+		}
+		return msg
+	}
+	if m := cobraBadFlag.FindStringSubmatch(s); m != nil {
+		flag := m[2]
+		if i := strings.Index(flag, ", "); i >= 0 {
+			flag = flag[i+2:] // "-m, --message": the long name
+		}
+		return fmt.Sprintf("invalid %s: %s", flag, m[3])
+	}
+	return s
+}
+
+// usageHelp is what follows a usage error: the command's usage line and
+// where its help (with examples) is.
+func usageHelp(cmd *cobra.Command) string {
+	if cmd == nil {
+		return ""
+	}
+	line := cmd.UseLine()
+	if !cmd.HasParent() {
+		line = cmd.Name() + " COMMAND [ARGS...]"
+	}
+	return fmt.Sprintf("usage: %s\nrun `%s --help` for the flags and examples\n", line, cmd.CommandPath())
+}
+
+// isUsage reports whether err is a bad command line.
+func isUsage(err error) bool {
+	var ue *usageError
+	return errors.As(err, &ue) || isCobraUsage(err)
+}
