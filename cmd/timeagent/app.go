@@ -184,6 +184,13 @@ can be inspected, undone, redone and branched afterwards.`,
 		a.tagCommand(), a.revertCommand(), a.mcpCommand(),
 	)
 	root.AddCommand(a.hookCommand(), a.hookSessionCommand(), a.integrateCommand())
+	for _, c := range root.Commands() {
+		// No file names where a command takes none (run and diff-file
+		// take paths; the others complete their own words).
+		if c.ValidArgsFunction == nil && len(c.ValidArgs) == 0 && c.Name() != "run" && c.Name() != "diff-file" {
+			c.ValidArgsFunction = cobra.NoFileCompletions
+		}
+	}
 	return root
 }
 

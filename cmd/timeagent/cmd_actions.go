@@ -275,7 +275,7 @@ func (a *app) actionsCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&sessionID, "session", "", "show another session's log")
+	cmd.Flags().Var(&numberFlag{&sessionID, "a session id (a number from timeagent status)"}, "session", "show another session's log")
 	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
 	return cmd
 }

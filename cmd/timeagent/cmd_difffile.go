@@ -63,9 +63,9 @@ func (a *app) diffFileCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1; the only output format)")
-	f.StringVar(&o.task, "task", "", "look in one task's own changes")
-	f.StringVar(&o.from, "from", "", "compare from this task (0 = the base)")
-	f.StringVar(&o.to, "to", "", "compare to this task")
+	a.taskVar(cmd, &o.task, "task", "look in one task's own changes (a task id or tag name)")
+	a.taskVar(cmd, &o.from, "from", "compare from this task (0 = the base)")
+	a.taskVar(cmd, &o.to, "to", "compare to this task")
 	cmd.MarkFlagsMutuallyExclusive("task", "from")
 	cmd.MarkFlagsRequiredTogether("from", "to")
 	return cmd

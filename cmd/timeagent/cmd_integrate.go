@@ -24,7 +24,8 @@ as the MCP server "timeagent", merging into the existing settings files: your ow
 hooks and servers are kept, a second run changes nothing, --remove takes out exactly
 what was added. --project (the default) writes the repository's settings, --user
 your own.`,
-		Args: nArgs(1, 1),
+		Args:      nArgs(1, 1),
+		ValidArgs: []string{"claude", "codex", "gemini"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			agent, err := hooks.ParseAgent(args[0])
 			if err != nil {

@@ -33,9 +33,10 @@ type moveJSON struct {
 func (a *app) undoCommand() *cobra.Command {
 	var o moveOptions
 	cmd := &cobra.Command{
-		Use:   "undo [N | NAME]",
-		Short: "Go back N tasks (default 1), or back to the task tagged NAME, restoring the files byte for byte",
-		Args:  nArgs(0, 1),
+		Use:               "undo [N | NAME]",
+		Short:             "Go back N tasks (default 1), or back to the task tagged NAME, restoring the files byte for byte",
+		Args:              nArgs(0, 1),
+		ValidArgsFunction: firstArg(a.completeTagNames),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tag := ""
 			n, err := countArg(args)
@@ -87,9 +88,10 @@ func (a *app) redoCommand() *cobra.Command {
 func (a *app) switchCommand() *cobra.Command {
 	var o moveOptions
 	cmd := &cobra.Command{
-		Use:   "switch TASK",
-		Short: "Go to any task of the tree (0 = the base, before the first task), by id or tag name",
-		Args:  nArgs(1, 1),
+		Use:               "switch TASK",
+		Short:             "Go to any task of the tree (0 = the base, before the first task), by id or tag name",
+		Args:              nArgs(1, 1),
+		ValidArgsFunction: firstArg(a.completeTasks),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := strconv.ParseUint(args[0], 10, 64); err != nil && cow.ValidTagName(args[0]) != nil {
 				_, err := parseTaskID(args[0])

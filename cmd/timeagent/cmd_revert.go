@@ -32,7 +32,8 @@ before TASK of every path TASK changed and nothing changed since. A path changed
 (by a later task or outside a session) is a conflict: the revert is refused as a whole
 and nothing is written, unless --force, which keeps those paths as they are and reverts
 the rest. TASK is a task id or a tag name; undo takes the revert back.`,
-		Args: nArgs(1, 1),
+		Args:              nArgs(1, 1),
+		ValidArgsFunction: firstArg(a.completeTasks),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.active != nil {
 				return errors.New("revert: a session is running: run it when the session has ended")

@@ -40,7 +40,8 @@ The exit status is the command's (128+N when it died of signal N).`,
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runRun(o, args) },
 	}
 	cmd.Flags().SetInterspersed(false)
-	cmd.Flags().StringVar(&o.mode, "mode", session.ModeAuto, "how changes are captured: auto, copy or fuse")
+	enumVar(cmd, &o.mode, "mode", session.ModeAuto, "MODE", "how changes are captured: auto, copy or fuse",
+		session.ModeAuto, session.ModeCopy, session.ModeFuse)
 	cmd.Flags().StringVarP(&o.summary, "message", "m", "", "task summary (default: the command line)")
 	cmd.Flags().BoolVar(&o.isolate, "isolate", false, "Linux: only the agent sees its changes; the real tree changes at `timeagent apply`")
 	cmd.Flags().BoolVar(&o.allowHighRisk, "allow-high-risk", false, "let high- and critical-risk external actions run without asking")

@@ -34,6 +34,15 @@ revert accept the name wherever they take a task. A name is 1 to 64 bytes, has n
 whitespace, does not start with '-' and is not all digits. An existing name moves
 only with --force. tag alone lists the names; tag --delete NAME removes one.`,
 		Args: nArgs(0, 2),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			switch {
+			case len(args) == 0 && del:
+				return a.completeTagNames(cmd, args, toComplete)
+			case len(args) == 1 && !del:
+				return a.completeTasks(cmd, args, toComplete)
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if del && len(args) != 1 {
 				return &usageError{errors.New("tag --delete takes exactly one NAME")}

@@ -65,31 +65,32 @@ func count(n int, noun string) string {
 // bad value is a usage error at parse time, and the words are its
 // completions.
 type enumFlag struct {
-	value string
+	p     *string
 	words []string
 	kind  string // the value's name in --help: WHEN, MODE
 }
 
-func newEnumFlag(def, kind string, words ...string) *enumFlag {
-	return &enumFlag{value: def, words: words, kind: kind}
+// enumVar defines the flag name on cmd, stored in p (default def), taking
+// one of words; bash, zsh and fish complete the words.
+func enumVar(cmd *cobra.Command, p *string, name, def, kind, usage string, words ...string) {
+	*p = def
+	cmd.Flags().Var(&enumFlag{p: p, words: words, kind: kind}, name, usage)
+	_ = cmd.RegisterFlagCompletionFunc(name, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return words, cobra.ShellCompDirectiveNoFileComp
+	})
 }
 
-func (f *enumFlag) String() string { return f.value }
+func (f *enumFlag) String() string { return *f.p }
 func (f *enumFlag) Type() string   { return f.kind }
 
 func (f *enumFlag) Set(s string) error {
 	for _, w := range f.words {
 		if s == w {
-			f.value = s
+			*f.p = s
 			return nil
 		}
 	}
 	return fmt.Errorf("%q is not one of %s", s, orList(f.words))
-}
-
-// complete offers the words.
-func (f *enumFlag) complete(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	return f.words, cobra.ShellCompDirectiveNoFileComp
 }
 
 func orList(words []string) string {
@@ -102,34 +103,41 @@ func orList(words []string) string {
 // taskFlag is a flag naming a task: a task id (0 = the base) or a tag name.
 // Anything else is a usage error at parse time; the journal resolves it
 // later (resolveTask).
-type taskFlag struct{ value string }
+type taskFlag struct{ p *string }
 
-func (f *taskFlag) String() string { return f.value }
+// taskVar defines the task flag name on cmd, stored in p; bash, zsh and
+// fish complete task ids and tag names (complete.go).
+func (a *app) taskVar(cmd *cobra.Command, p *string, name, usage string) {
+	cmd.Flags().Var(&taskFlag{p}, name, usage)
+	_ = cmd.RegisterFlagCompletionFunc(name, a.completeTasks)
+}
+
+func (f *taskFlag) String() string { return *f.p }
 func (f *taskFlag) Type() string   { return "TASK" }
 
 func (f *taskFlag) Set(s string) error {
-	if _, err := strconv.ParseUint(s, 10, 64); err == nil {
-		f.value = s
-		return nil
-	}
-	if cow.ValidTagName(s) != nil {
+	if _, err := strconv.ParseUint(s, 10, 64); err != nil && cow.ValidTagName(s) != nil {
 		return fmt.Errorf("%q is not a task id (a number from timeagent log) or a tag name", s)
 	}
-	f.value = s
+	*f.p = s
 	return nil
 }
 
-// sessionFlag is a flag naming a session by its number.
-type sessionFlag struct{ value string }
+// numberFlag is a flag that takes a whole number (an id that is not a
+// task's: --session).
+type numberFlag struct {
+	p    *string
+	what string
+}
 
-func (f *sessionFlag) String() string { return f.value }
-func (f *sessionFlag) Type() string   { return "ID" }
+func (f *numberFlag) String() string { return *f.p }
+func (f *numberFlag) Type() string   { return "ID" }
 
-func (f *sessionFlag) Set(s string) error {
+func (f *numberFlag) Set(s string) error {
 	if _, err := strconv.ParseUint(s, 10, 64); err != nil {
-		return fmt.Errorf("%q is not a session id (a number from timeagent status or actions)", s)
+		return fmt.Errorf("%q is not %s", s, f.what)
 	}
-	f.value = s
+	*f.p = s
 	return nil
 }
 
