@@ -189,7 +189,7 @@ func (t *Tree) Undo(from ID, n int) (ID, error) {
 		return 0, ErrAtBase
 	}
 	if d := t.Depth(from); n > d {
-		return 0, fmt.Errorf("%w: %d step(s) requested, only %d task(s) above the base", ErrAtBase, n, d)
+		return 0, fmt.Errorf("%w: %s requested, only %s above the base", ErrAtBase, count(n, "step"), count(d, "task"))
 	}
 	id := from
 	for i := 0; i < n; i++ {
@@ -214,7 +214,7 @@ func (t *Tree) Redo(from ID, n int) (ID, error) {
 			if i == 0 {
 				return 0, ErrAtLeaf
 			}
-			return 0, fmt.Errorf("%w: %d step(s) requested, only %d available", ErrAtLeaf, n, i)
+			return 0, fmt.Errorf("%w: %s requested, only %d available", ErrAtLeaf, count(n, "step"), i)
 		}
 		id = next
 	}
@@ -331,4 +331,13 @@ func (t *Tree) StatusOf(id, active ID) Status {
 		return StatusFuture
 	}
 	return StatusOther
+}
+
+// count is n and noun, in the plural unless n is 1 (internal/plural's
+// Count, which this bottom package cannot import).
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/session"
 	"github.com/timeagent-dev/timeagent/tasks"
@@ -203,8 +204,8 @@ func (a *app) runDiff(ws *session.Workspace, o diffOptions) error {
 		}
 		fmt.Fprintf(w, "%-11s %s  (%s)\n", k, escapeName(c.Path), detail)
 	}
-	fmt.Fprintf(w, "%d path(s) changed: %d created, %d modified, %d deleted, %d changed type\n",
-		len(changes), counts["created"], counts["modified"], counts["deleted"], counts["typechanged"])
+	fmt.Fprintf(w, "%s changed: %d created, %d modified, %d deleted, %d changed type\n",
+		plural.Count(len(changes), "path"), counts["created"], counts["modified"], counts["deleted"], counts["typechanged"])
 	return nil
 }
 

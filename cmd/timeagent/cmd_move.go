@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/session"
 	"github.com/timeagent-dev/timeagent/tasks"
@@ -320,7 +321,7 @@ func (a *app) driftConfirmer() func([]cow.Drifted) (bool, error) {
 }
 
 func (a *app) printDriftList(d []cow.Drifted) {
-	fmt.Fprintf(a.io.err, "timeagent: %d path(s) changed since their task ended:\n", len(d))
+	fmt.Fprintf(a.io.err, "timeagent: %s changed since their task ended:\n", plural.Count(len(d), "path"))
 	for i, x := range d {
 		if i == 20 {
 			fmt.Fprintf(a.io.err, "  … and %d more\n", len(d)-20)
@@ -363,8 +364,8 @@ func (a *app) printMove(action string, res cow.TransitionResult) error {
 	}
 	w := a.io.out
 	if res.Outside != 0 {
-		fmt.Fprintf(w, "kept %d path(s) changed outside a session as task %d\n", len(res.Drifted), res.Outside)
+		fmt.Fprintf(w, "kept %s changed outside a session as task %d\n", plural.Count(len(res.Drifted), "path"), res.Outside)
 	}
-	fmt.Fprintf(w, "%s: task %d → task %d (%d path(s) written)\n", action, res.From, res.To, res.Written)
+	fmt.Fprintf(w, "%s: task %d → task %d (%s written)\n", action, res.From, res.To, plural.Count(res.Written, "path"))
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/session"
 )
 
@@ -54,7 +55,7 @@ the rest. TASK is a task id or a tag name; undo takes the revert back.`,
 					if force && err == nil {
 						verb = "skipped (kept as they are)"
 					}
-					fmt.Fprintf(a.io.err, "timeagent: %d conflict(s), %s: path(s) changed since task %d:\n", len(res.Conflicts), verb, id)
+					fmt.Fprintf(a.io.err, "timeagent: %s, %s: %s changed since task %d:\n", plural.Count(len(res.Conflicts), "conflict"), verb, plural.Noun(len(res.Conflicts), "path"), id)
 					for i, c := range res.Conflicts {
 						if i == 20 {
 							fmt.Fprintf(a.io.err, "  … and %d more\n", len(res.Conflicts)-20)
@@ -83,10 +84,10 @@ the rest. TASK is a task id or a tag name; undo takes the revert back.`,
 						Task: uint64(res.Task), From: uint64(tr.From), OutsideTask: uint64(res.Outside), Written: tr.Written,
 						Skipped: skipped, Drifted: drifted})
 				}
-				fmt.Fprintf(a.io.out, "revert: task %d's changes undone as task %d (task %d → task %d, %d path(s) written)\n",
-					id, res.Task, tr.From, tr.To, tr.Written)
+				fmt.Fprintf(a.io.out, "revert: task %d's changes undone as task %d (task %d → task %d, %s written)\n",
+					id, res.Task, tr.From, tr.To, plural.Count(tr.Written, "path"))
 				if len(res.Conflicts) > 0 {
-					fmt.Fprintf(a.io.out, "skipped %d conflicting path(s), kept as they are\n", len(res.Conflicts))
+					fmt.Fprintf(a.io.out, "skipped %s, kept as they are\n", plural.Count(len(res.Conflicts), "conflicting path"))
 				}
 				return nil
 			})

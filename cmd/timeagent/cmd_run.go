@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/session"
 )
@@ -123,8 +124,8 @@ func (a *app) runRun(o runOptions, argv []string) error {
 		return &exitError{127}
 	}
 	if res.LogErrors > 0 {
-		fmt.Fprintf(a.io.err, "timeagent: the overlay logged %d problem(s) (the cause of any I/O error the agent saw); the first: %s; all are in %s\n",
-			res.LogErrors, res.LogFirst, res.Log)
+		fmt.Fprintf(a.io.err, "timeagent: the overlay logged %s (the cause of any I/O error the agent saw); the first: %s; all are in %s\n",
+			plural.Count(res.LogErrors, "problem"), res.LogFirst, res.Log)
 	} else if err != nil && res.Log != "" {
 		fmt.Fprintf(a.io.err, "timeagent: the session log is %s\n", res.Log)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/session"
 	"github.com/timeagent-dev/timeagent/tasks"
@@ -97,7 +98,7 @@ func (a *app) runVerify(ws *session.Workspace) error {
 	if len(damage) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("the journal has %d damaged record(s)", len(damage))
+	msg := fmt.Sprintf("the journal has %s", plural.Count(len(damage), "damaged record"))
 	if a.json {
 		writeJSONError(a.io.err, msg)
 	} else {
@@ -165,7 +166,7 @@ func printVerify(w io.Writer, doc verifyDoc, stateDir string) {
 		}
 		fmt.Fprintf(w, "damaged %s: %s%s%s\n", damageSubject(d), d.Detail, usesText(d.UsedBy), apply)
 	}
-	fmt.Fprintf(w, "%d damaged record(s)", len(doc.Damage))
+	fmt.Fprint(w, plural.Count(len(doc.Damage), "damaged record"))
 	if len(doc.Tasks) > 0 {
 		ids := make([]string, len(doc.Tasks))
 		for i, id := range doc.Tasks {

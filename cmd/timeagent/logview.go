@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/timeagent-dev/timeagent/internal/lanes"
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
 
@@ -143,7 +144,7 @@ func (p logPalette) describe(t taskJSON, sessWidth int) string {
 	if sessWidth > 0 {
 		fmt.Fprintf(&b, "%-*s  ", sessWidth, sess)
 	}
-	fmt.Fprintf(&b, "%-9s  ", count(t.Files, "path"))
+	fmt.Fprintf(&b, "%-9s  ", plural.Count(t.Files, "path"))
 	summary := t.Summary
 	if t.Kind == string(tasks.KindOutside) {
 		summary = "[outside] " + summary

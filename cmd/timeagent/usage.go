@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/internal/plural"
 )
 
 // This file holds what makes a command line a usage error (exit 2): the
@@ -29,11 +30,11 @@ func nArgs(min, max int) cobra.PositionalArgs {
 		case max == 0:
 			return &usageError{fmt.Errorf("%s takes no arguments, got %s", cmd.Name(), quoteArgs(args))}
 		case min == max:
-			want = "exactly " + count(min, "argument")
+			want = "exactly " + plural.Count(min, "argument")
 		case n < min:
-			want = "at least " + count(min, "argument")
+			want = "at least " + plural.Count(min, "argument")
 		default:
-			want = "at most " + count(max, "argument")
+			want = "at most " + plural.Count(max, "argument")
 		}
 		return &usageError{fmt.Errorf("%s takes %s, got %d", cmd.Name(), want, n)}
 	}
@@ -45,20 +46,6 @@ func quoteArgs(args []string) string {
 		q[i] = strconv.Quote(s)
 	}
 	return strings.Join(q, " ")
-}
-
-// count is n and the noun, in the plural unless n is 1: "1 path", "2 paths".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	switch {
-	case strings.HasSuffix(noun, "ch"), strings.HasSuffix(noun, "sh"), strings.HasSuffix(noun, "s"):
-		return fmt.Sprintf("%d %ses", n, noun)
-	case strings.HasSuffix(noun, "y") && !strings.ContainsAny(noun[len(noun)-2:len(noun)-1], "aeiou"):
-		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // enumFlag is a flag that takes one of a few words (--color, --mode): a

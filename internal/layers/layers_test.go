@@ -14,6 +14,7 @@ var rank = map[string]int{
 	"tasks":               0,
 	"internal/textdiff":   0,
 	"internal/lanes":      0,
+	"internal/plural":     0,
 	"internal/layers":     0,
 	"internal/testrepo":   0,
 	"internal/sparse":     0,
