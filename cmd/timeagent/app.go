@@ -165,6 +165,11 @@ func (a *app) rootCommand() *cobra.Command {
 		Long: `timeagent runs a coding agent (any command) so that everything it does to the
 repository's files — including uncommitted, untracked and ignored files and .git/ itself —
 can be inspected, undone, redone and branched afterwards.`,
+		Example: `  timeagent run claude      # run an agent as a session
+  timeagent diff            # what it changed
+  timeagent undo            # take it back; timeagent redo brings it back
+  timeagent log             # the task tree
+  source <(timeagent completion bash)   # complete task ids, tag names and flags`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -234,7 +234,10 @@ func (a *app) actionsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "actions [--session ID]",
 		Short: "Show the external commands (deploys, publishes, pushes…) the latest session's agent ran",
-		Args:  nArgs(0, 0),
+		Example: `  timeagent actions              # the external commands of the latest session
+  timeagent actions --session 2  # another session's
+  timeagent actions --json`,
+		Args: nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withWorkspace("actions", func(ws *session.Workspace) error {
 				var s journal.Session

@@ -49,9 +49,14 @@ type diffJSON struct {
 func (a *app) diffCommand() *cobra.Command {
 	var o diffOptions
 	cmd := &cobra.Command{
-		Use:   "diff [--json | --patch | --stat] [--color WHEN] [--task N | --from A --to B]",
+		Use:   "diff [--json | --patch | --stat] [--color WHEN] [--task TASK | --from TASK --to TASK]",
 		Short: "Show what changed: by default the latest session, file by file",
-		Args:  nArgs(0, 0),
+		Example: `  timeagent diff                    # the latest session, file by file
+  timeagent diff --stat             # lines added and removed, as git diff --stat
+  timeagent diff --patch | git apply --check
+  timeagent diff --task 3           # one task's own changes
+  timeagent diff --from 0 --to good # from the base to the task tagged good`,
+		Args: nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withWorkspace("diff", func(ws *session.Workspace) error { return a.runDiff(ws, o) })
 		},

@@ -56,7 +56,9 @@ func (a *app) diffFileCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff-file PATH --json",
 		Short: "Print the before and after text of one changed file as JSON",
-		Args:  nArgs(1, 1),
+		Example: `  timeagent diff-file src/main.go --json
+  timeagent diff-file README.md --task 2 --json`,
+		Args: nArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withWorkspace("diff-file", func(ws *session.Workspace) error { return a.runDiffFile(ws, o, args[0]) })
 		},

@@ -41,6 +41,8 @@ func (a *app) hookCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hook AGENT EVENT",
 		Short: "Run by an agent's hooks (claude, codex, gemini): one task per prompt, refuse risky commands",
+		Example: `  timeagent hook claude UserPromptSubmit < payload.json
+  timeagent integrate claude   # writes these hooks into the agent's settings for you`,
 		Long: `hook is the command timeagent integrate installs in an agent's hooks. It reads the
 hook's event JSON on stdin and always exits 0, printing only what the agent
 expects: nothing, or JSON (always for Gemini).

@@ -18,6 +18,9 @@ func (a *app) integrateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "integrate claude|codex|gemini [--project|--user] [--remove]",
 		Short: "Install timeagent's hooks (a task per prompt) and MCP server in an agent's settings",
+		Example: `  timeagent integrate claude           # this repository's .claude/settings.json
+  timeagent integrate codex --user     # your own settings, every project
+  timeagent integrate gemini --remove`,
 		Long: `integrate writes the agent's hook configuration (a task per user prompt, the agent
 told when its files were moved, risky commands refused) and registers ` + "`timeagent mcp`" + `
 as the MCP server "timeagent", merging into the existing settings files: your own

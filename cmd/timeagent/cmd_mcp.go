@@ -34,6 +34,8 @@ func (a *app) mcpCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the task history to a coding agent as an MCP server on stdin/stdout",
+		Example: `  timeagent mcp                # serve MCP on stdin and stdout
+  timeagent integrate claude   # register it (and the hooks) with Claude Code`,
 		Long: `mcp is a Model Context Protocol server on stdin/stdout for the agent working in this
 root (the working directory, -C DIR or --root DIR): tools list_tasks, diff_task, status,
 undo_task, redo_task, switch_task, checkpoint and tag. During a session the tools go to

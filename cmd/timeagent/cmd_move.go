@@ -34,8 +34,13 @@ type moveJSON struct {
 func (a *app) undoCommand() *cobra.Command {
 	var o moveOptions
 	cmd := &cobra.Command{
-		Use:               "undo [N | NAME]",
-		Short:             "Go back N tasks (default 1), or back to the task tagged NAME, restoring the files byte for byte",
+		Use:   "undo [N | NAME]",
+		Short: "Go back N tasks (default 1), or back to the task tagged NAME, restoring the files byte for byte",
+		Example: `  timeagent undo             # back one task
+  timeagent undo 3           # back three tasks
+  timeagent undo good        # back to the task tagged good
+  timeagent undo --session   # back to before the latest session
+  timeagent undo --yes       # without asking about files changed since`,
 		Args:              nArgs(0, 1),
 		ValidArgsFunction: firstArg(a.completeTagNames),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -71,7 +76,9 @@ func (a *app) redoCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "redo [N]",
 		Short: "Go forward N tasks (default 1), following the most recently visited branch",
-		Args:  nArgs(0, 1),
+		Example: `  timeagent redo      # forward one task, on the branch visited last
+  timeagent redo 2`,
+		Args: nArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n, err := countArg(args)
 			if err != nil {
@@ -89,8 +96,11 @@ func (a *app) redoCommand() *cobra.Command {
 func (a *app) switchCommand() *cobra.Command {
 	var o moveOptions
 	cmd := &cobra.Command{
-		Use:               "switch TASK",
-		Short:             "Go to any task of the tree (0 = the base, before the first task), by id or tag name",
+		Use:   "switch TASK",
+		Short: "Go to any task of the tree (0 = the base, before the first task), by id or tag name",
+		Example: `  timeagent switch 7      # any task of the tree (timeagent log shows them)
+  timeagent switch 0      # the base, before the first task
+  timeagent switch good   # the task tagged good`,
 		Args:              nArgs(1, 1),
 		ValidArgsFunction: firstArg(a.completeTasks),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -116,7 +126,10 @@ func (a *app) applyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apply",
 		Short: "Write the active task's state to the real files (after run --isolate)",
-		Args:  nArgs(0, 0),
+		Example: `  timeagent run --isolate -- claude
+  timeagent diff             # review what the agent did
+  timeagent apply            # then write it to your files (or timeagent undo)`,
+		Args: nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.active != nil {
 				return errors.New("apply: a session is running; its work is applied when it ends")

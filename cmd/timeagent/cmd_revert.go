@@ -28,6 +28,8 @@ func (a *app) revertCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "revert TASK",
 		Short: "Undo one task's changes in a new task on top of the present (like git revert)",
+		Example: `  timeagent revert 3           # undo task 3's changes on top of the present
+  timeagent revert 3 --force   # and keep the paths changed since as they are`,
 		Long: `revert TASK makes a new task, child of the active one, that puts back the state
 before TASK of every path TASK changed and nothing changed since. A path changed since
 (by a later task or outside a session) is a conflict: the revert is refused as a whole

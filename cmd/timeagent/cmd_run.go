@@ -28,6 +28,10 @@ func (a *app) runCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] [--] COMMAND [ARGS...]",
 		Short: "Run a command (the agent) as a session whose changes can be undone",
+		Example: `  timeagent run claude
+  timeagent run --mode copy -m "fix the tests" -- codex exec "fix the tests"
+  timeagent run --isolate -- aider   # the real files change at timeagent apply
+  timeagent run sh -c 'make && make test'`,
 		Long: `Run COMMAND as one session. Everything it changes in the root is recorded as a task:
 review it with "timeagent diff", revert it with "timeagent undo". The arguments are passed to
 the command unchanged (never through a shell); run "timeagent run sh -c '...'" for shell syntax.

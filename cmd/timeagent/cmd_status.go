@@ -61,8 +61,10 @@ func (a *app) statusCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the latest session's state and where the root is in its history",
-		Args:  nArgs(0, 0),
-		RunE:  func(cmd *cobra.Command, args []string) error { return a.runStatus() },
+		Example: `  timeagent status
+  timeagent status --json | jq -r .next`,
+		Args: nArgs(0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runStatus() },
 	}
 	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
 	return cmd

@@ -29,6 +29,10 @@ func (a *app) tagCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tag [NAME [TASK]] | tag --delete NAME",
 		Short: "Name a task (default: the active one), list the names, or delete one",
+		Example: `  timeagent tag good          # name the active task
+  timeagent tag before-refactor 4
+  timeagent tag               # list the names
+  timeagent tag --delete good`,
 		Long: `tag NAME [TASK] names TASK (default: the active task); switch, undo, diff and
 revert accept the name wherever they take a task. A name is 1 to 64 bytes, has no
 whitespace, does not start with '-' and is not all digits. An existing name moves

@@ -20,6 +20,9 @@ func (a *app) verifyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Re-hash every blob and check every record of the journal; exit 1 on any damage",
+		Example: `  timeagent verify
+  timeagent verify --json
+  timeagent verify --salvage   # copy what is readable into a new journal`,
 		Long: `Re-hash every blob and check every record of the journal. Each damage is
 reported with the tasks and paths it concerns: for damaged or missing content,
 every task (its before or after state of a path) and stat cache entry that uses

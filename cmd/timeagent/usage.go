@@ -132,6 +132,7 @@ var (
 	cobraUnknownCmd = regexp.MustCompile(`^unknown command "(.*)" for "(.*)"`)
 	cobraSuggest    = regexp.MustCompile(`Did you mean this\?\n((?:\t.*\n)+)`)
 	cobraBadFlag    = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: (.*)$`)
+	cobraNoValue    = regexp.MustCompile(`^flag needs an argument: (?:'(.)' in -.|(--\S+))$`)
 )
 
 // usageText rewrites cobra's and pflag's messages into one line.
@@ -147,6 +148,12 @@ func usageText(err error) string {
 			msg += " (did you mean " + orList(names) + "?)"
 		}
 		return msg
+	}
+	if m := cobraNoValue.FindStringSubmatch(s); m != nil {
+		if m[1] != "" {
+			return "-" + m[1] + " needs a value"
+		}
+		return m[2] + " needs a value"
 	}
 	if m := cobraBadFlag.FindStringSubmatch(s); m != nil {
 		flag := m[2]
@@ -164,11 +171,10 @@ func usageHelp(cmd *cobra.Command) string {
 	if cmd == nil {
 		return ""
 	}
-	line := cmd.UseLine()
 	if !cmd.HasParent() {
-		line = cmd.Name() + " COMMAND [ARGS...]"
+		return fmt.Sprintf("usage: %s COMMAND [ARGS...]\nrun `%s --help` for the commands\n", cmd.Name(), cmd.Name())
 	}
-	return fmt.Sprintf("usage: %s\nrun `%s --help` for the flags and examples\n", line, cmd.CommandPath())
+	return fmt.Sprintf("usage: %s\nrun `%s --help` for the flags and examples\n", cmd.UseLine(), cmd.CommandPath())
 }
 
 // isUsage reports whether err is a bad command line.
