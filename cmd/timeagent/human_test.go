@@ -164,3 +164,27 @@ func TestVersionAgrees(t *testing.T) {
 		t.Fatalf("version %q and --version %q disagree", long, bare)
 	}
 }
+
+// TestLogPager: on a terminal a log longer than the screen goes through
+// the pager in colour; one that fits is printed in colour directly.
+func TestLogPager(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for i := range 4 {
+		e.ok("run", "--mode", "copy", "-m", fmt.Sprintf("task %d", i+1), "--", "sh", "-c", fmt.Sprintf("echo %d > a.txt", i))
+	}
+	paged := filepath.Join(e.scratch, "paged")
+	pagerEnv := []string{`PAGER=echo "LESS=$LESS" > "$SCRATCH/paged"; cat >> "$SCRATCH/paged"`}
+	screen := e.ttyRun(3, pagerEnv, "log")
+	b, err := os.ReadFile(paged)
+	if err != nil {
+		t.Fatalf("a long log on a terminal did not go through the pager: %v\nscreen:\n%q", err, screen)
+	}
+	contains(t, "paged log", string(b), "LESS=FRX\n", "\x1b[1;32m→\x1b[m", "task 4", "task 1")
+	os.Remove(paged)
+	screen = e.ttyRun(40, pagerEnv, "log")
+	if exists(paged) {
+		t.Fatal("a log that fits the screen went through the pager")
+	}
+	contains(t, "log on a terminal", screen, "\x1b[33m4\x1b[m", "task 4")
+}
