@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,6 +88,22 @@ func TestCompletion(t *testing.T) {
 	}
 	if words, _ := parseCompletions(t, string(b)); strings.Join(words, " ") != "3 2 1 0 good" {
 		t.Errorf("complete during a session: %q", words)
+	}
+	// bash runs its script for real (with a stand-in for bash-completion's
+	// _get_comp_words_by_ref, which the script calls).
+	if _, err := exec.LookPath("bash"); err == nil {
+		script := `_get_comp_words_by_ref() { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
+source <(timeagent completion bash)
+COMP_WORDS=(timeagent diff --task ""); COMP_CWORD=3; COMP_LINE="timeagent diff --task "; COMP_POINT=${#COMP_LINE}
+__start_timeagent 2>/dev/null
+echo "${COMPREPLY[*]}"`
+		c := exec.Command("bash", "-c", script)
+		c.Dir = e.root
+		c.Env = append(e.baseEnv(), "PATH="+filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := c.Output()
+		if err != nil || string(out) != "3 2 1 0 good\n" {
+			t.Errorf("bash completion of diff --task: %q, %v", out, err)
+		}
 	}
 	// The scripts of the three shells call __complete.
 	for _, sh := range []string{"bash", "zsh", "fish"} {
