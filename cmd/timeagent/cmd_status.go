@@ -163,7 +163,7 @@ func (a *app) status(ws *session.Workspace) (statusJSON, error) {
 	default:
 		out.State = stateCompleted
 	}
-	if out.Next, err = nextStep(j, out.State, hs); err != nil {
+	if out.Next, err = nextStep(j, out.State, s.Mode, hs); err != nil {
 		return out, err
 	}
 	acts, err := sessionActions(a, ws, s.ID)
@@ -258,9 +258,12 @@ func localTime(s string) string {
 // running; work the real files do not show yet (after run --isolate); a
 // task undone that redo brings back; an interrupted session; else review
 // or undo.
-func nextStep(j *journal.Journal, state string, hs journal.State) (string, error) {
+func nextStep(j *journal.Journal, state, mode string, hs journal.State) (string, error) {
 	if state == stateActive {
-		return "wait for the session to end; timeagent diff shows its changes so far", nil
+		if mode == session.ModeFuse {
+			return "the session is running: timeagent diff shows its changes so far, timeagent checkpoint -m SUMMARY closes a task, timeagent undo moves the agent's view back", nil
+		}
+		return "the session is running: timeagent diff shows its changes so far, timeagent checkpoint -m SUMMARY closes a task; undo and redo wait for its end", nil
 	}
 	in, err := j.Intent()
 	if err != nil {
