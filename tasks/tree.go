@@ -312,6 +312,36 @@ func (t *Tree) Path(a, b ID) (Walk, error) {
 	return Walk{From: a, To: b, Common: common, Up: up, Down: down}, nil
 }
 
+// Statuses returns the status of every task relative to active, as
+// StatusOf would, in one walk of the tree (StatusOf walks the ancestors of
+// each task: log over a long history calls this instead).
+func (t *Tree) Statuses(active ID) map[ID]Status {
+	out := make(map[ID]Status, len(t.tasks))
+	for id := range t.tasks {
+		out[id] = StatusOther
+	}
+	if active == Base {
+		for id := range t.tasks {
+			out[id] = StatusFuture
+		}
+		return out
+	}
+	for _, id := range t.Ancestors(active) {
+		out[id] = StatusPast
+	}
+	if _, ok := t.tasks[active]; ok {
+		out[active] = StatusCurrent
+	}
+	below := append([]ID(nil), t.children[active]...)
+	for len(below) > 0 {
+		id := below[len(below)-1]
+		below = below[:len(below)-1]
+		out[id] = StatusFuture
+		below = append(below, t.children[id]...)
+	}
+	return out
+}
+
 // StatusOf returns id's status relative to active.
 func (t *Tree) StatusOf(id, active ID) Status {
 	if id == active {

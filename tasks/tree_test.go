@@ -136,6 +136,23 @@ func TestStatusOf(t *testing.T) {
 	}
 }
 
+// TestStatuses: one walk gives what StatusOf gives task by task, for
+// every active task of the sample.
+func TestStatuses(t *testing.T) {
+	tr := sample(t)
+	for active := Base; active <= 6; active++ {
+		got := tr.Statuses(active)
+		if len(got) != 6 {
+			t.Fatalf("active %d: %d statuses for 6 tasks", active, len(got))
+		}
+		for id := ID(1); id <= 6; id++ {
+			if want := tr.StatusOf(id, active); got[id] != want {
+				t.Errorf("Statuses(%d)[%d] = %s, StatusOf says %s", active, id, got[id], want)
+			}
+		}
+	}
+}
+
 func TestSummarize(t *testing.T) {
 	long := strings.Repeat("é", 100)
 	if got := Summarize(long); len([]rune(got)) != SummaryMax {

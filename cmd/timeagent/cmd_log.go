@@ -71,9 +71,10 @@ func (a *app) runLog(ws *session.Workspace, color string) error {
 	byTask := tagsByTask(tags)
 	out := logJSON{SchemaVersion: schemaVersion, ActiveTask: uint64(st.Active), CurrentTask: uint64(st.Current),
 		BaseBranches: tree.HasBranches(tasks.Base), Tasks: []taskJSON{}}
+	status := tree.Statuses(st.Active)
 	for _, t := range tree.All() {
 		out.Tasks = append(out.Tasks, taskJSON{ID: uint64(t.ID), Parent: uint64(t.Parent), Summary: t.Summary,
-			Kind: string(t.Kind), Status: string(tree.StatusOf(t.ID, st.Active)), HasBranches: tree.HasBranches(t.ID),
+			Kind: string(t.Kind), Status: string(status[t.ID]), HasBranches: tree.HasBranches(t.ID),
 			Session: t.Session, Created: jsonTime(t.Created), Ended: jsonTime(t.Ended), Files: t.Files,
 			Tags: append([]string{}, byTask[t.ID]...)})
 	}
