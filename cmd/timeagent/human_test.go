@@ -188,3 +188,26 @@ func TestLogPager(t *testing.T) {
 	}
 	contains(t, "log on a terminal", screen, "\x1b[33m4\x1b[m", "task 4")
 }
+
+// BenchmarkPrintLog draws a history of 10,000 tasks with a branch every
+// tenth task (what log does after reading the journal).
+func BenchmarkPrintLog(b *testing.B) {
+	doc := logJSON{ActiveTask: 5000, Tasks: make([]taskJSON, 0, 10000)}
+	for id := uint64(1); id <= 10000; id++ {
+		parent := id - 1
+		if id%10 == 0 {
+			parent = id - 5
+		}
+		status := "past"
+		if id > 5000 {
+			status = "future"
+		}
+		doc.Tasks = append(doc.Tasks, taskJSON{ID: id, Parent: parent, Summary: fmt.Sprintf("task %d", id),
+			Kind: "agent", Status: status, Session: id, Created: "2026-01-01T00:00:00Z", Files: int(id % 7)})
+	}
+	p := newLogPalette(true)
+	for b.Loop() {
+		var out strings.Builder
+		printLog(&out, doc, p)
+	}
+}
