@@ -100,6 +100,8 @@ func TestHumanGolden(t *testing.T) {
 		{"actions", "--session", "x"},
 		{"stauts"},
 		{"checkpoint", "-m"},
+		{"diff", "--json", "--stat"},
+		{"diff", "--from", "0"},
 	} {
 		r := e.fails(2, args...)
 		if r.Stdout != "" {

@@ -132,6 +132,8 @@ var (
 	cobraUnknownCmd = regexp.MustCompile(`^unknown command "(.*)" for "(.*)"`)
 	cobraSuggest    = regexp.MustCompile(`Did you mean this\?\n((?:\t.*\n)+)`)
 	cobraBadFlag    = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: (.*)$`)
+	cobraExclusive  = regexp.MustCompile(`^if any flags in the group \[.*\] are set none of the others can be; \[(.*)\] were all set$`)
+	cobraTogether   = regexp.MustCompile(`^if any flags in the group \[(.*)\] are set they must all be set; missing \[(.*)\]$`)
 	cobraNoValue    = regexp.MustCompile(`^flag needs an argument: (?:'(.)' in -.|(--\S+))$`)
 )
 
@@ -149,6 +151,12 @@ func usageText(err error) string {
 		}
 		return msg
 	}
+	if m := cobraExclusive.FindStringSubmatch(s); m != nil {
+		return andList(dashed(strings.Fields(m[1]))) + " exclude each other: give one"
+	}
+	if m := cobraTogether.FindStringSubmatch(s); m != nil {
+		return andList(dashed(strings.Fields(m[1]))) + " go together: add " + andList(dashed(strings.Fields(m[2])))
+	}
 	if m := cobraNoValue.FindStringSubmatch(s); m != nil {
 		if m[1] != "" {
 			return "-" + m[1] + " needs a value"
@@ -163,6 +171,21 @@ func usageText(err error) string {
 		return fmt.Sprintf("invalid %s: %s", flag, m[3])
 	}
 	return s
+}
+
+func dashed(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "--" + n
+	}
+	return out
+}
+
+func andList(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // usageHelp is what follows a usage error: the command's usage line and
