@@ -100,7 +100,7 @@ func TestHumanGolden(t *testing.T) {
 		{"actions", "--session", "x"},
 		{"stauts"},
 		{"checkpoint", "-m"},
-		{"diff", "--json", "--stat"},
+		{"diff", "--patch", "--stat"},
 		{"diff", "--from", "0"},
 	} {
 		r := e.fails(2, args...)
