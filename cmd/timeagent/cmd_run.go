@@ -38,7 +38,7 @@ the command unchanged (never through a shell); run "timeagent run sh -c '...'" f
 The exit status is the command's (128+N when it died of signal N).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return &usageError{errors.New("run: no command given (usage: timeagent run [flags] [--] COMMAND [ARGS...])")}
+				return &usageError{errors.New("run: no command given")}
 			}
 			return nil
 		},
