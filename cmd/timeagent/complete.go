@@ -82,8 +82,8 @@ func taskCandidates(doc logJSON, ids, withTags bool) []string {
 // status when not in the past, on one line.
 func describeTask(t taskJSON) string {
 	s := strings.Join(strings.Fields(t.Summary), " ")
-	if len(s) > 60 {
-		s = s[:57] + "..."
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:59]) + "…"
 	}
 	switch t.Status {
 	case "current":

@@ -112,3 +112,30 @@ echo "${COMPREPLY[*]}"`
 		}
 	}
 }
+
+// TestTaskCandidates: ids newest first, then the base, then the tag names
+// sorted; descriptions on one line, cut at 60 characters without
+// splitting a character.
+func TestTaskCandidates(t *testing.T) {
+	long := strings.Repeat("é", 70)
+	doc := logJSON{Tasks: []taskJSON{
+		{ID: 1, Summary: "first\nline", Status: "past", Tags: []string{"zeta"}},
+		{ID: 2, Summary: long, Status: "current", Tags: []string{"alpha"}},
+		{ID: 3, Summary: "later", Status: "future"},
+	}}
+	got := taskCandidates(doc, true, true)
+	want := []string{
+		"3\t(undone) later",
+		"2\t(active) " + strings.Repeat("é", 59) + "…",
+		"1\tfirst line",
+		"0\tthe base: before the first task",
+		"alpha\ttag of task 2",
+		"zeta\ttag of task 1",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := taskCandidates(doc, false, true); len(got) != 2 || !strings.HasPrefix(got[0], "alpha\t") {
+		t.Fatalf("tag names only: %q", got)
+	}
+}
