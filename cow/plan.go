@@ -3,6 +3,7 @@ package cow
 import (
 	"fmt"
 
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
@@ -38,8 +39,8 @@ func MakePlan(tree *tasks.Tree, layers LayerSource, a, b tasks.ID) (Plan, error)
 			return fmt.Errorf("plan %d -> %d: layer of task %d: %w", a, b, id, err)
 		}
 		if t, ok := tree.Get(id); ok && !t.Ended.IsZero() && len(changes) != t.Files {
-			return fmt.Errorf("plan %d -> %d: %w: the layer of task %d holds %d path(s) but the task was sealed with %d: records were lost",
-				a, b, journal.ErrCorrupt, id, len(changes), t.Files)
+			return fmt.Errorf("plan %d -> %d: %w: the layer of task %d holds %s but the task was sealed with %d: records were lost",
+				a, b, journal.ErrCorrupt, id, plural.Count(len(changes), "path"), t.Files)
 		}
 		for _, c := range changes {
 			if !ValidPath(c.Path) {

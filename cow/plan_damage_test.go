@@ -37,7 +37,7 @@ func TestTransitionLostLayerRecords(t *testing.T) {
 		if !errors.Is(err, journal.ErrCorrupt) {
 			t.Fatalf("undo to %d through a layer that lost records: err = %v, want ErrCorrupt", to, err)
 		}
-		for _, want := range []string{"undo (task 2 to", "refused, nothing was changed", "task 2 holds 1 path(s)", "sealed with 2"} {
+		for _, want := range []string{"undo (task 2 to", "refused, nothing was changed", "task 2 holds 1 path but", "sealed with 2"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q does not say %q", err, want)
 			}

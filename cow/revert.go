@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
@@ -119,8 +120,8 @@ func Revert(j *journal.Journal, root *os.Root, id tasks.ID, opts RevertOptions) 
 		}
 		res.Conflicts = conflicts
 		if len(conflicts) > 0 && !opts.Force {
-			return res, fmt.Errorf("%w: revert of task %d refused, nothing was changed: %d path(s) changed since it ended, first %s; pass --force to revert the rest and keep them as they are",
-				ErrRevertConflict, id, len(conflicts), conflicts[0].Path)
+			return res, fmt.Errorf("%w: revert of task %d refused, nothing was changed: %s changed since it ended, first %s; pass --force to revert the rest and keep them as they are",
+				ErrRevertConflict, id, plural.Count(len(conflicts), "path"), conflicts[0].Path)
 		}
 		if len(changes) == 0 {
 			return res, fmt.Errorf("revert %d: nothing to revert: every path task %d touched is already as it was before it, or changed since", id, id)

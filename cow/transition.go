@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
@@ -114,8 +115,8 @@ func Transition(j *journal.Journal, root *os.Root, to tasks.ID, opts TransitionO
 				}
 			}
 			if !ok {
-				return res, fmt.Errorf("%w: %d path(s), first %s; their content is kept as task %d",
-					ErrDrift, len(drifted), drifted[0].Path, out)
+				return res, fmt.Errorf("%w: %s, first %s; their content is kept as task %d",
+					ErrDrift, plural.Count(len(drifted), "path"), drifted[0].Path, out)
 			}
 		}
 		if tree, err = j.Tree(); err != nil {

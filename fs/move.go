@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/internal/sparse"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
@@ -155,8 +156,8 @@ func (o *Overlay) stageView(paths []string, target map[string]journal.NodeState)
 		}
 	}
 	if len(files) > 0 && !o.space.room(o.upper, need) {
-		return nil, fmt.Errorf("stage %d file(s), %d bytes, in %s: %w (the journal keeps %d MiB free on that file system)",
-			len(files), need, o.tmp, syscall.ENOSPC, spaceReserve>>20)
+		return nil, fmt.Errorf("stage %s, %d bytes, in %s: %w (the journal keeps %d MiB free on that file system)",
+			plural.Count(len(files), "file"), need, o.tmp, syscall.ENOSPC, spaceReserve>>20)
 	}
 	for _, p := range files {
 		f, err := o.stageBlob(target[p])

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgraph-io/badger/v4"
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
 
@@ -538,7 +539,7 @@ func (s *salvager) finish() error {
 		}
 	}
 	if s.badChunks > 0 {
-		s.rep.Problems = append(s.rep.Problems, fmt.Sprintf("%d chunk(s) of content are damaged or cut off (in a value log or a table)", s.badChunks))
+		s.rep.Problems = append(s.rep.Problems, fmt.Sprintf("%s of content %s damaged or cut off (in a value log or a table)", plural.Count(s.badChunks, "chunk"), plural.Verb(s.badChunks, "are")))
 	}
 	for id, v := range s.markers { // marks of an earlier salvage stay
 		var m lostMarker

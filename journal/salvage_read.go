@@ -19,6 +19,8 @@ import (
 	"github.com/dgraph-io/badger/v4/table"
 	"github.com/dgraph-io/badger/v4/y"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/timeagent-dev/timeagent/internal/plural"
 )
 
 // lostRange is a run of keys a damaged table block held: every key from lo
@@ -191,7 +193,7 @@ func copyTable(src, dst string, id uint64, compression options.CompressionType) 
 	if err := writeFileSync(dst, b.Finish()); err != nil {
 		return nil, "", err
 	}
-	return lost, fmt.Sprintf("%d block(s) fail their checksum; the records of the other blocks are kept", len(lost)), nil
+	return lost, fmt.Sprintf("%s %s the checksum; the records of the other blocks are kept", plural.Count(len(lost), "block"), plural.Verb(len(lost), "fail")), nil
 }
 
 func tableOptions(compression options.CompressionType) table.Options {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgraph-io/badger/v4"
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
 
@@ -614,7 +615,7 @@ func (v *verifier) references() {
 	}
 	for id, files := range v.sealed {
 		if n := v.layerLen[id]; n != files && !inGC[id] {
-			v.add("task", taskKey(id), "its layer holds %d path(s) but it was sealed with %d: records were lost", n, files)
+			v.add("task", taskKey(id), "its layer holds %s but it was sealed with %d: records were lost", plural.Count(n, "path"), files)
 		}
 	}
 	for _, t := range v.tags {

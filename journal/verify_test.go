@@ -80,7 +80,7 @@ func TestVerifyFindsDamage(t *testing.T) {
 		{"missing parent", func(BlobRef) []byte { return taskKey(5) }, []byte(`{"id":5,"parent":4}`), "parent task 4 missing"},
 		{"layer", func(BlobRef) []byte { return layerKey(1, "a") }, []byte{9, 9}, `layer 1 "a"`},
 		{"layer records lost", func(BlobRef) []byte { return taskKey(1) },
-			[]byte(`{"id":1,"ended":"2026-01-01T00:00:00Z","files":3}`), "holds 2 path(s) but it was sealed with 3"},
+			[]byte(`{"id":1,"ended":"2026-01-01T00:00:00Z","files":3}`), "holds 2 paths but it was sealed with 3"},
 		{"stat", func(BlobRef) []byte { return statKey("a") }, []byte{1}, `stat "a"`},
 		{"state", func(BlobRef) []byte { return keyState }, []byte("[]"), "state"},
 		{"state task", func(BlobRef) []byte { return keyState }, []byte(`{"Active":77}`), "task 77 missing"},

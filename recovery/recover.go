@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
@@ -159,7 +160,7 @@ func finishDeadSession(t Target, s journal.Session) (journal.Session, string, er
 			}
 			return s, "", err
 		}
-		note = fmt.Sprintf("session %d (pid %d) had died; its overlay work (%d path(s)) was applied to the tree and kept as task %d", s.ID, s.Pid, n, last)
+		note = fmt.Sprintf("session %d (pid %d) had died; its overlay work (%s) was applied to the tree and kept as task %d", s.ID, s.Pid, plural.Count(n, "path"), last)
 		if outside != 0 {
 			note += fmt.Sprintf("; files changed in the real tree under the overlay were kept first as task %d", outside)
 		}
@@ -168,7 +169,7 @@ func finishDeadSession(t Target, s journal.Session) (journal.Session, string, er
 		if err != nil {
 			return s, "", err
 		}
-		note = fmt.Sprintf("session %d (pid %d) had died; a scan recorded %d changed path(s) as task %d", s.ID, s.Pid, n, last)
+		note = fmt.Sprintf("session %d (pid %d) had died; a scan recorded %s as task %d", s.ID, s.Pid, plural.Count(n, "changed path"), last)
 	}
 	s.State, s.EndedAt = journal.SessionInterrupted, t.now()
 	if err := j.Update(func(tx *journal.Tx) error { return tx.PutSession(s) }); err != nil {

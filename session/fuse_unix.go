@@ -11,6 +11,7 @@ import (
 
 	"github.com/timeagent-dev/timeagent/cow"
 	"github.com/timeagent-dev/timeagent/fs"
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
@@ -147,8 +148,8 @@ func (r *fuseRecorder) close(a *Active) error {
 	res, err := cow.Transition(j, a.W.Tree, st.Active, cow.TransitionOptions{Reason: "session end", Yes: true,
 		Progress: a.opts.progress(), Now: a.opts.Now})
 	if res.Outside != 0 {
-		a.notice(fmt.Sprintf("%d path(s) had been changed in %s outside the session's view during the session (first %s); "+
-			"that content is kept as task %d", len(res.Drifted), a.W.Root, res.Drifted[0].Path, res.Outside))
+		a.notice(fmt.Sprintf("%s had been changed in %s outside the session's view during the session (first %s); "+
+			"that content is kept as task %d", plural.Count(len(res.Drifted), "path"), a.W.Root, res.Drifted[0].Path, res.Outside))
 	}
 	if err != nil {
 		return fmt.Errorf("end session %d: apply its work to %s: %w", a.Session.ID, a.W.Root, err)
@@ -245,8 +246,8 @@ func (r *fuseRecorder) move(a *Active, to tasks.ID, yes bool) (cow.TransitionRes
 				return nil, 0, err
 			}
 			if !yes {
-				return nil, 0, fmt.Errorf("%w: %d path(s), first %s; their content is kept as task %d",
-					ErrViewDrift, len(res.Drifted), res.Drifted[0].Path, res.Outside)
+				return nil, 0, fmt.Errorf("%w: %s, first %s; their content is kept as task %d",
+					ErrViewDrift, plural.Count(len(res.Drifted), "path"), res.Drifted[0].Path, res.Outside)
 			}
 			if st, err = j.State(); err != nil {
 				return nil, 0, err

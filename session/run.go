@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/tasks"
 )
@@ -356,7 +357,7 @@ func (a *Active) copyBaseline(now time.Time) error {
 			if err != nil {
 				return fmt.Errorf("record changes made outside a session: %w", err)
 			}
-			a.notice(fmt.Sprintf("%d path(s) changed since the last session; kept as task %d", len(changes), id))
+			a.notice(fmt.Sprintf("%s changed since the last session; kept as task %d", plural.Count(len(changes), "path"), id))
 		}
 	}
 	if err := saveStats(j, cache, m); err != nil {

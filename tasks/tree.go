@@ -189,7 +189,7 @@ func (t *Tree) Undo(from ID, n int) (ID, error) {
 		return 0, ErrAtBase
 	}
 	if d := t.Depth(from); n > d {
-		return 0, fmt.Errorf("%w: %d step(s) requested, only %d task(s) above the base", ErrAtBase, n, d)
+		return 0, fmt.Errorf("%w: %s requested, only %s above the base", ErrAtBase, count(n, "step"), count(d, "task"))
 	}
 	id := from
 	for i := 0; i < n; i++ {
@@ -214,7 +214,7 @@ func (t *Tree) Redo(from ID, n int) (ID, error) {
 			if i == 0 {
 				return 0, ErrAtLeaf
 			}
-			return 0, fmt.Errorf("%w: %d step(s) requested, only %d available", ErrAtLeaf, n, i)
+			return 0, fmt.Errorf("%w: %s requested, only %d available", ErrAtLeaf, count(n, "step"), i)
 		}
 		id = next
 	}
@@ -312,6 +312,36 @@ func (t *Tree) Path(a, b ID) (Walk, error) {
 	return Walk{From: a, To: b, Common: common, Up: up, Down: down}, nil
 }
 
+// Statuses returns the status of every task relative to active, as
+// StatusOf would, in one walk of the tree (StatusOf walks the ancestors of
+// each task: log over a long history calls this instead).
+func (t *Tree) Statuses(active ID) map[ID]Status {
+	out := make(map[ID]Status, len(t.tasks))
+	for id := range t.tasks {
+		out[id] = StatusOther
+	}
+	if active == Base {
+		for id := range t.tasks {
+			out[id] = StatusFuture
+		}
+		return out
+	}
+	for _, id := range t.Ancestors(active) {
+		out[id] = StatusPast
+	}
+	if _, ok := t.tasks[active]; ok {
+		out[active] = StatusCurrent
+	}
+	below := append([]ID(nil), t.children[active]...)
+	for len(below) > 0 {
+		id := below[len(below)-1]
+		below = below[:len(below)-1]
+		out[id] = StatusFuture
+		below = append(below, t.children[id]...)
+	}
+	return out
+}
+
 // StatusOf returns id's status relative to active.
 func (t *Tree) StatusOf(id, active ID) Status {
 	if id == active {
@@ -333,50 +363,11 @@ func (t *Tree) StatusOf(id, active ID) Status {
 	return StatusOther
 }
 
-// Statuses returns every task's status relative to active (StatusOf for
-// each), in one pass over the tree instead of a walk per task.
-func (t *Tree) Statuses(active ID) map[ID]Status {
-	out := make(map[ID]Status, len(t.tasks))
-	for _, a := range t.Ancestors(active) {
-		out[a] = StatusPast
+// count is n and noun, in the plural unless n is 1 (internal/plural's
+// Count, which this bottom package cannot import).
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
 	}
-	if _, ok := t.tasks[active]; ok {
-		out[active] = StatusCurrent
-	}
-	// below[id]: id is active or one of its descendants.
-	below := map[ID]bool{active: true}
-	var chain []ID
-	for id := range t.tasks {
-		if _, done := out[id]; done {
-			continue
-		}
-		chain = chain[:0]
-		cur, is := id, false
-		for {
-			if v, ok := below[cur]; ok {
-				is = v
-				break
-			}
-			if cur == Base {
-				is = active == Base
-				break
-			}
-			chain = append(chain, cur)
-			cur = t.Parent(cur)
-		}
-		for _, c := range chain {
-			below[c] = is
-		}
-	}
-	for id := range t.tasks {
-		if _, done := out[id]; done {
-			continue
-		}
-		if below[id] {
-			out[id] = StatusFuture
-		} else {
-			out[id] = StatusOther
-		}
-	}
-	return out
+	return fmt.Sprintf("%d %ss", n, noun)
 }

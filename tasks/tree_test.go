@@ -136,6 +136,23 @@ func TestStatusOf(t *testing.T) {
 	}
 }
 
+// TestStatuses: one walk gives what StatusOf gives task by task, for
+// every active task of the sample.
+func TestStatuses(t *testing.T) {
+	tr := sample(t)
+	for active := Base; active <= 6; active++ {
+		got := tr.Statuses(active)
+		if len(got) != 6 {
+			t.Fatalf("active %d: %d statuses for 6 tasks", active, len(got))
+		}
+		for id := ID(1); id <= 6; id++ {
+			if want := tr.StatusOf(id, active); got[id] != want {
+				t.Errorf("Statuses(%d)[%d] = %s, StatusOf says %s", active, id, got[id], want)
+			}
+		}
+	}
+}
+
 func TestSummarize(t *testing.T) {
 	long := strings.Repeat("é", 100)
 	if got := Summarize(long); len([]rune(got)) != SummaryMax {
@@ -198,7 +215,7 @@ func TestWalkProperty(t *testing.T) {
 
 // TestStatuses: Statuses agrees with StatusOf for every task and every
 // active task of a tree with branches.
-func TestStatuses(t *testing.T) {
+func TestStatusesBranches(t *testing.T) {
 	tree, err := NewTree([]Task{
 		{ID: 1}, {ID: 2, Parent: 1}, {ID: 3, Parent: 2}, {ID: 4, Parent: 1}, {ID: 5, Parent: 4},
 		{ID: 6}, {ID: 7, Parent: 6}, {ID: 8, Parent: 3},

@@ -68,11 +68,11 @@ func execute(argv []string, sio stdio, active *session.Active) int {
 	root.SetIn(sio.in)
 	root.SetOut(sio.out)
 	root.SetErr(sio.err)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return 0
 	}
-	return a.report(err)
+	return a.report(err, cmd)
 }
 
 // forwarded are the commands a running session answers over its control
@@ -122,16 +122,21 @@ func forwardedList() string {
 	return strings.Join(names, ", ")
 }
 
-// report prints err once and maps it to an exit code.
-func (a *app) report(err error) int {
+// report prints err once and maps it to an exit code: 2 for a bad command
+// line (cmd's usage line and a --help pointer follow the message), else 1.
+func (a *app) report(err error, cmd *cobra.Command) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	code := 1
-	var ue *usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
-		code = 2
+	if isUsage(err) {
+		msg := usageText(err)
+		if a.json {
+			writeJSONError(a.io.err, msg)
+		} else {
+			fmt.Fprintf(a.io.err, "timeagent: %s\n%s", escapeName(msg), usageHelp(cmd))
+		}
+		return 2
 	}
 	msg := message(err)
 	if a.json {
@@ -139,7 +144,7 @@ func (a *app) report(err error) int {
 	} else {
 		fmt.Fprintf(a.io.err, "timeagent: %s\n", escapeName(msg))
 	}
-	return code
+	return 1
 }
 
 func isCobraUsage(err error) bool {
@@ -160,6 +165,11 @@ func (a *app) rootCommand() *cobra.Command {
 		Long: `timeagent runs a coding agent (any command) so that everything it does to the
 repository's files — including uncommitted, untracked and ignored files and .git/ itself —
 can be inspected, undone, redone and branched afterwards.`,
+		Example: `  timeagent run claude      # run an agent as a session
+  timeagent diff            # what it changed
+  timeagent undo            # take it back; timeagent redo brings it back
+  timeagent log             # the task tree
+  source <(timeagent completion bash)   # complete task ids, tag names and flags`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -179,6 +189,13 @@ can be inspected, undone, redone and branched afterwards.`,
 		a.tagCommand(), a.revertCommand(), a.mcpCommand(), a.duCommand(), a.gcCommand(), a.configCommand(), a.exportCommand(),
 	)
 	root.AddCommand(a.hookCommand(), a.hookSessionCommand(), a.hookCaptureCmd(), a.integrateCommand())
+	for _, c := range root.Commands() {
+		// No file names where a command takes none (run and diff-file
+		// take paths; the others complete their own words).
+		if c.ValidArgsFunction == nil && len(c.ValidArgs) == 0 && c.Name() != "run" && c.Name() != "diff-file" {
+			c.ValidArgsFunction = cobra.NoFileCompletions
+		}
+	}
 	return root
 }
 

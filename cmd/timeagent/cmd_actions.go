@@ -32,7 +32,7 @@ func (a *app) proxyCommand() *cobra.Command {
 		Use:                "__proxy TOOL [ARGS...]",
 		Hidden:             true,
 		DisableFlagParsing: true,
-		Args:               cobra.MinimumNArgs(1),
+		Args:               nArgs(1, -1),
 		PersistentPreRunE:  func(*cobra.Command, []string) error { return nil },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !actions.IsTool(args[0]) {
@@ -234,7 +234,10 @@ func (a *app) actionsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "actions [--session ID]",
 		Short: "Show the external commands (deploys, publishes, pushes…) the latest session's agent ran",
-		Args:  cobra.NoArgs,
+		Example: `  timeagent actions              # the external commands of the latest session
+  timeagent actions --session 2  # another session's
+  timeagent actions --json`,
+		Args: nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withWorkspace("actions", func(ws *session.Workspace) error {
 				var s journal.Session
@@ -275,7 +278,7 @@ func (a *app) actionsCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&sessionID, "session", "", "show another session's log")
+	cmd.Flags().Var(&numberFlag{&sessionID, "a session id (a number from timeagent status)"}, "session", "show another session's log")
 	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
 	return cmd
 }

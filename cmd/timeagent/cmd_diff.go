@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/session"
 	"github.com/timeagent-dev/timeagent/tasks"
@@ -48,9 +49,14 @@ type diffJSON struct {
 func (a *app) diffCommand() *cobra.Command {
 	var o diffOptions
 	cmd := &cobra.Command{
-		Use:   "diff [--json | --patch | --stat] [--color WHEN] [--task N | --from A --to B]",
+		Use:   "diff [--json | --patch | --stat] [--color WHEN] [--task TASK | --from TASK --to TASK]",
 		Short: "Show what changed: by default the latest session, file by file",
-		Args:  cobra.NoArgs,
+		Example: `  timeagent diff                    # the latest session, file by file
+  timeagent diff --stat             # lines added and removed, as git diff --stat
+  timeagent diff --patch | git apply --check
+  timeagent diff --task 3           # one task's own changes
+  timeagent diff --from 0 --to good # from the base to the task tagged good`,
+		Args: nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withWorkspace("diff", func(ws *session.Workspace) error { return a.runDiff(ws, o) })
 		},
@@ -59,10 +65,10 @@ func (a *app) diffCommand() *cobra.Command {
 	f.BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
 	f.BoolVar(&o.patch, "patch", false, "show a git patch (git apply takes it; binary files are only named)")
 	f.BoolVar(&o.stat, "stat", false, "show lines added and removed per file, as git diff --stat does")
-	f.StringVar(&o.color, "color", "auto", "colour the output: auto (on a terminal, unless NO_COLOR is set), always or never")
-	f.StringVar(&o.task, "task", "", "show one task's own changes")
-	f.StringVar(&o.from, "from", "", "compare from this task (0 = the base)")
-	f.StringVar(&o.to, "to", "", "compare to this task")
+	colorVar(cmd, &o.color)
+	a.taskVar(cmd, &o.task, "task", "show one task's own changes (a task id or tag name)")
+	a.taskVar(cmd, &o.from, "from", "compare from this task (0 = the base)")
+	a.taskVar(cmd, &o.to, "to", "compare to this task")
 	cmd.MarkFlagsMutuallyExclusive("json", "patch", "stat")
 	cmd.MarkFlagsMutuallyExclusive("task", "from")
 	cmd.MarkFlagsMutuallyExclusive("task", "to")
@@ -203,8 +209,8 @@ func (a *app) runDiff(ws *session.Workspace, o diffOptions) error {
 		}
 		fmt.Fprintf(w, "%-11s %s  (%s)\n", k, escapeName(c.Path), detail)
 	}
-	fmt.Fprintf(w, "%d path(s) changed: %d created, %d modified, %d deleted, %d changed type\n",
-		len(changes), counts["created"], counts["modified"], counts["deleted"], counts["typechanged"])
+	fmt.Fprintf(w, "%s changed: %d created, %d modified, %d deleted, %d changed type\n",
+		plural.Count(len(changes), "path"), counts["created"], counts["modified"], counts["deleted"], counts["typechanged"])
 	return nil
 }
 

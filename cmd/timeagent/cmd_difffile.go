@@ -56,16 +56,18 @@ func (a *app) diffFileCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff-file PATH --json",
 		Short: "Print the before and after text of one changed file as JSON",
-		Args:  cobra.ExactArgs(1),
+		Example: `  timeagent diff-file src/main.go --json
+  timeagent diff-file README.md --task 2 --json`,
+		Args: nArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withWorkspace("diff-file", func(ws *session.Workspace) error { return a.runDiffFile(ws, o, args[0]) })
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1; the only output format)")
-	f.StringVar(&o.task, "task", "", "look in one task's own changes")
-	f.StringVar(&o.from, "from", "", "compare from this task (0 = the base)")
-	f.StringVar(&o.to, "to", "", "compare to this task")
+	a.taskVar(cmd, &o.task, "task", "look in one task's own changes (a task id or tag name)")
+	a.taskVar(cmd, &o.from, "from", "compare from this task (0 = the base)")
+	a.taskVar(cmd, &o.to, "to", "compare to this task")
 	cmd.MarkFlagsMutuallyExclusive("task", "from")
 	cmd.MarkFlagsRequiredTogether("from", "to")
 	return cmd

@@ -41,6 +41,8 @@ func (a *app) hookCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hook AGENT EVENT",
 		Short: "Run by an agent's hooks (claude, codex, gemini): one task per prompt, refuse risky commands",
+		Example: `  timeagent hook claude UserPromptSubmit < payload.json
+  timeagent integrate claude   # writes these hooks into the agent's settings for you`,
 		Long: `hook is the command timeagent integrate installs in an agent's hooks. It reads the
 hook's event JSON on stdin and always exits 0, printing only what the agent
 expects: nothing, or JSON (always for Gemini).
@@ -323,7 +325,7 @@ func (a *app) hookSessionCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:    hookSessionCommand + " [--conversation ID] prompt|stop AGENT [SUMMARY]",
 		Hidden: true,
-		Args:   cobra.RangeArgs(2, 3),
+		Args:   nArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.active == nil {
 				return errors.New(hookSessionCommand + " is answered by a running session only")

@@ -18,13 +18,17 @@ func (a *app) integrateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "integrate claude|codex|gemini [--project|--user] [--remove]",
 		Short: "Install timeagent's hooks (a task per prompt) and MCP server in an agent's settings",
+		Example: `  timeagent integrate claude           # this repository's .claude/settings.json
+  timeagent integrate codex --user     # your own settings, every project
+  timeagent integrate gemini --remove`,
 		Long: `integrate writes the agent's hook configuration (a task per user prompt, the agent
 told when its files were moved, risky commands refused) and registers ` + "`timeagent mcp`" + `
 as the MCP server "timeagent", merging into the existing settings files: your own
 hooks and servers are kept, a second run changes nothing, --remove takes out exactly
 what was added. --project (the default) writes the repository's settings, --user
 your own.`,
-		Args: cobra.ExactArgs(1),
+		Args:      nArgs(1, 1),
+		ValidArgs: []string{"claude", "codex", "gemini"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			agent, err := hooks.ParseAgent(args[0])
 			if err != nil {

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/timeagent-dev/timeagent/session"
@@ -34,19 +31,30 @@ type logJSON struct {
 }
 
 func (a *app) logCommand() *cobra.Command {
+	var color string
 	cmd := &cobra.Command{
-		Use:   "log",
-		Short: "Show the task tree: → active, ↯ future (redoable), ⎇ branch point",
-		Args:  cobra.NoArgs,
+		Use:   "log [--json] [--color WHEN]",
+		Short: "Show the task tree as a graph, newest first: → active, ↯ future (redoable), ⎇ branch point",
+		Long: `log draws every task as a graph, newest first, with the branches an undo followed by a
+new run makes (lanes joining at the task they started from, as git log --graph and jj log
+draw them). Each row has the markers (→ the active task, the one the files show; ↯ the
+future, what redo brings back; ⎇ a branch point), the task id, when it started, its
+session, how many paths it changed, its summary and its tags. Long output goes through
+the pager ($TIMEAGENT_PAGER, $PAGER, or less -FRX), as git does.`,
+		Example: `  timeagent log
+  timeagent log --json | jq '.tasks[] | select(.status == "future") | .id'
+  timeagent log --color=never | head`,
+		Args: nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withWorkspace("log", func(ws *session.Workspace) error { return a.runLog(ws) })
+			return a.withWorkspace("log", func(ws *session.Workspace) error { return a.runLog(ws, color) })
 		},
 	}
 	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
+	colorVar(cmd, &color)
 	return cmd
 }
 
-func (a *app) runLog(ws *session.Workspace) error {
+func (a *app) runLog(ws *session.Workspace, color string) error {
 	j := ws.Journal
 	st, err := j.State()
 	if err != nil {
@@ -73,72 +81,15 @@ func (a *app) runLog(ws *session.Workspace) error {
 	if a.json {
 		return writeJSON(a.io.out, out)
 	}
-	a.printLog(tree, out)
+	useColor, err := a.useColor(color)
+	if err != nil {
+		return err
+	}
+	p := a.startPager()
+	printLog(p.w, out, newLogPalette(useColor))
+	p.close()
 	return nil
 }
-
-// printLog draws the tree depth-first, children oldest first, indenting each
-// branch that is not its parent's first child.
-func (a *app) printLog(tree *tasks.Tree, out logJSON) {
-	w := a.io.out
-	if len(out.Tasks) == 0 {
-		fmt.Fprintln(w, "no tasks yet: run an agent with `timeagent run COMMAND`")
-		return
-	}
-	byID := make(map[uint64]taskJSON, len(out.Tasks))
-	for _, t := range out.Tasks {
-		byID[t.ID] = t
-	}
-	fmt.Fprintf(w, "    %4s  %-7s  %-16s  %5s  %s\n", "task", "session", "time", "files", "summary")
-	baseMark := " "
-	if out.ActiveTask == 0 {
-		baseMark = "→"
-	}
-	if out.BaseBranches {
-		baseMark += "⎇"
-	} else {
-		baseMark += " "
-	}
-	fmt.Fprintf(w, "%s  %4d  %-7s  %-16s  %5s  %s\n", baseMark, 0, "", "", "", "(base: before the first task)")
-	var walk func(id tasks.ID, depth int)
-	walk = func(id tasks.ID, depth int) {
-		for i, c := range tree.Children(id) {
-			d := depth
-			if i > 0 {
-				d = depth + 1
-			}
-			t := byID[uint64(c)]
-			mark := " "
-			switch t.Status {
-			case string(tasks.StatusCurrent):
-				mark = "→"
-			case string(tasks.StatusFuture):
-				mark = "↯"
-			}
-			if t.HasBranches {
-				mark += "⎇"
-			} else {
-				mark += " "
-			}
-			sess := ""
-			if t.Session != 0 {
-				sess = fmt.Sprint(t.Session)
-			}
-			summary := t.Summary
-			if t.Kind == string(tasks.KindOutside) {
-				summary = "[outside] " + summary
-			}
-			if len(t.Tags) > 0 {
-				summary += "  [" + strings.Join(t.Tags, ", ") + "]"
-			}
-			fmt.Fprintf(w, "%s  %4d  %-7s  %-16s  %5d  %s%s\n", mark, t.ID, sess, shortTime(t.Created), t.Files,
-				strings.Repeat("  ", d), escapeName(summary))
-			walk(c, d)
-		}
-	}
-	walk(tasks.Base, 0)
-}
-
 func shortTime(s string) string {
 	t := localTime(s)
 	if len(t) >= 16 {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+
+	"github.com/timeagent-dev/timeagent/internal/plural"
 )
 
 // mcpPatchLimit bounds the patch text diff_task shows the model; the
@@ -32,12 +34,14 @@ func (a *app) mcpCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the task history to a coding agent as an MCP server on stdin/stdout",
+		Example: `  timeagent mcp                # serve MCP on stdin and stdout
+  timeagent integrate claude   # register it (and the hooks) with Claude Code`,
 		Long: `mcp is a Model Context Protocol server on stdin/stdout for the agent working in this
 root (the working directory, -C DIR or --root DIR): tools list_tasks, diff_task, status,
 undo_task, redo_task, switch_task, checkpoint and tag. During a session the tools go to
 it like the commands do; a move obeys the drift rule (refused over later edits unless
 the tool is called with force).`,
-		Args: cobra.NoArgs,
+		Args: nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s := newMCPServer(a.cwd, a.root)
 			if err := s.Run(cmd.Context(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
@@ -296,7 +300,7 @@ func (m *mcpTools) diffTask(_ context.Context, _ *mcp.CallToolRequest, in mcpDif
 		return nil, d, err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "task %d (from task %d): %d path(s) changed\n", d.To, d.From, len(d.Changes))
+	fmt.Fprintf(&b, "task %d (from task %d): %s changed\n", d.To, d.From, plural.Count(len(d.Changes), "path"))
 	for _, c := range d.Changes {
 		fmt.Fprintf(&b, "%-11s %s\n", c.Change, c.Path)
 	}
@@ -354,7 +358,7 @@ func (m *mcpTools) moveTo(action, arg string, force bool) (*mcp.CallToolResult, 
 	if err := m.runJSON(&mv, args...); err != nil {
 		return nil, mv, fmt.Errorf("%s: %w", action, err)
 	}
-	text := fmt.Sprintf("%s: the files moved from task %d to task %d (%d path(s) written)", action, mv.From, mv.To, mv.Written)
+	text := fmt.Sprintf("%s: the files moved from task %d to task %d (%s written)", action, mv.From, mv.To, plural.Count(mv.Written, "path"))
 	if mv.OutsideTask != 0 {
 		text += fmt.Sprintf("; the later edits to %s were kept as task %d (switch_task to %d brings them back)",
 			strings.Join(mv.Drifted, ", "), mv.OutsideTask, mv.OutsideTask)

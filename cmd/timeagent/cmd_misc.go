@@ -14,9 +14,10 @@ import (
 func (a *app) checkpointCommand() *cobra.Command {
 	var summary string
 	cmd := &cobra.Command{
-		Use:   "checkpoint [-m SUMMARY]",
-		Short: "Inside a running session: close the current task and start the next",
-		Args:  cobra.NoArgs,
+		Use:     "checkpoint [-m SUMMARY]",
+		Short:   "Inside a running session: close the current task and start the next",
+		Example: `  timeagent checkpoint -m "tests pass"   # inside a session: close a task, start the next`,
+		Args:    nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withWorkspace("checkpoint", func(ws *session.Workspace) error {
 				if a.active == nil {
@@ -43,7 +44,9 @@ func (a *app) recoverCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "recover",
 		Short: "Finish what a crash left behind (dead session, stale mount, unfinished apply) and say what was done",
-		Args:  cobra.NoArgs,
+		Example: `  timeagent recover
+  timeagent recover --json`,
+		Args: nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.active != nil {
 				return errors.New("a session is running on this root: there is nothing to recover while it runs")
@@ -92,7 +95,10 @@ func (a *app) versionCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Example: `  timeagent version
+  timeagent --version   # the bare version number
+  timeagent version --json`,
+		Args: nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.json {
 				return writeJSON(a.io.out, map[string]any{"schemaVersion": schemaVersion, "version": version,

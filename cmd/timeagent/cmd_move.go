@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/session"
 	"github.com/timeagent-dev/timeagent/tasks"
@@ -35,7 +36,13 @@ func (a *app) undoCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "undo [N | NAME]",
 		Short: "Go back N tasks (default 1), or back to the task tagged NAME, restoring the files byte for byte",
-		Args:  cobra.MaximumNArgs(1),
+		Example: `  timeagent undo             # back one task
+  timeagent undo 3           # back three tasks
+  timeagent undo good        # back to the task tagged good
+  timeagent undo --session   # back to before the latest session
+  timeagent undo --yes       # without asking about files changed since`,
+		Args:              nArgs(0, 1),
+		ValidArgsFunction: firstArg(a.completeTagNames),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tag := ""
 			n, err := countArg(args)
@@ -69,7 +76,9 @@ func (a *app) redoCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "redo [N]",
 		Short: "Go forward N tasks (default 1), following the most recently visited branch",
-		Args:  cobra.MaximumNArgs(1),
+		Example: `  timeagent redo      # forward one task, on the branch visited last
+  timeagent redo 2`,
+		Args: nArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n, err := countArg(args)
 			if err != nil {
@@ -89,7 +98,11 @@ func (a *app) switchCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "switch TASK",
 		Short: "Go to any task of the tree (0 = the base, before the first task), by id or tag name",
-		Args:  cobra.ExactArgs(1),
+		Example: `  timeagent switch 7      # any task of the tree (timeagent log shows them)
+  timeagent switch 0      # the base, before the first task
+  timeagent switch good   # the task tagged good`,
+		Args:              nArgs(1, 1),
+		ValidArgsFunction: firstArg(a.completeTasks),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := strconv.ParseUint(args[0], 10, 64); err != nil && cow.ValidTagName(args[0]) != nil {
 				_, err := parseTaskID(args[0])
@@ -113,7 +126,10 @@ func (a *app) applyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apply",
 		Short: "Write the active task's state to the real files (after run --isolate)",
-		Args:  cobra.NoArgs,
+		Example: `  timeagent run --isolate -- claude
+  timeagent diff             # review what the agent did
+  timeagent apply            # then write it to your files (or timeagent undo)`,
+		Args: nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.active != nil {
 				return errors.New("apply: a session is running; its work is applied when it ends")
@@ -318,7 +334,7 @@ func (a *app) driftConfirmer() func([]cow.Drifted) (bool, error) {
 }
 
 func (a *app) printDriftList(d []cow.Drifted) {
-	fmt.Fprintf(a.io.err, "timeagent: %d path(s) changed since their task ended:\n", len(d))
+	fmt.Fprintf(a.io.err, "timeagent: %s changed since their task ended:\n", plural.Count(len(d), "path"))
 	for i, x := range d {
 		if i == 20 {
 			fmt.Fprintf(a.io.err, "  … and %d more\n", len(d)-20)
@@ -361,8 +377,8 @@ func (a *app) printMove(action string, res cow.TransitionResult) error {
 	}
 	w := a.io.out
 	if res.Outside != 0 {
-		fmt.Fprintf(w, "kept %d path(s) changed outside a session as task %d\n", len(res.Drifted), res.Outside)
+		fmt.Fprintf(w, "kept %s changed outside a session as task %d\n", plural.Count(len(res.Drifted), "path"), res.Outside)
 	}
-	fmt.Fprintf(w, "%s: task %d → task %d (%d path(s) written)\n", action, res.From, res.To, res.Written)
+	fmt.Fprintf(w, "%s: task %d → task %d (%s written)\n", action, res.From, res.To, plural.Count(res.Written, "path"))
 	return nil
 }

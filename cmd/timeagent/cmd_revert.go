@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/session"
 )
 
@@ -27,12 +28,15 @@ func (a *app) revertCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "revert TASK",
 		Short: "Undo one task's changes in a new task on top of the present (like git revert)",
+		Example: `  timeagent revert 3           # undo task 3's changes on top of the present
+  timeagent revert 3 --force   # and keep the paths changed since as they are`,
 		Long: `revert TASK makes a new task, child of the active one, that puts back the state
 before TASK of every path TASK changed and nothing changed since. A path changed since
 (by a later task or outside a session) is a conflict: the revert is refused as a whole
 and nothing is written, unless --force, which keeps those paths as they are and reverts
 the rest. TASK is a task id or a tag name; undo takes the revert back.`,
-		Args: cobra.ExactArgs(1),
+		Args:              nArgs(1, 1),
+		ValidArgsFunction: firstArg(a.completeTasks),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.active != nil {
 				return errors.New("revert: a session is running: run it when the session has ended")
@@ -53,7 +57,7 @@ the rest. TASK is a task id or a tag name; undo takes the revert back.`,
 					if force && err == nil {
 						verb = "skipped (kept as they are)"
 					}
-					fmt.Fprintf(a.io.err, "timeagent: %d conflict(s), %s: path(s) changed since task %d:\n", len(res.Conflicts), verb, id)
+					fmt.Fprintf(a.io.err, "timeagent: %s, %s: %s changed since task %d:\n", plural.Count(len(res.Conflicts), "conflict"), verb, plural.Noun(len(res.Conflicts), "path"), id)
 					for i, c := range res.Conflicts {
 						if i == 20 {
 							fmt.Fprintf(a.io.err, "  … and %d more\n", len(res.Conflicts)-20)
@@ -82,10 +86,10 @@ the rest. TASK is a task id or a tag name; undo takes the revert back.`,
 						Task: uint64(res.Task), From: uint64(tr.From), OutsideTask: uint64(res.Outside), Written: tr.Written,
 						Skipped: skipped, Drifted: drifted})
 				}
-				fmt.Fprintf(a.io.out, "revert: task %d's changes undone as task %d (task %d → task %d, %d path(s) written)\n",
-					id, res.Task, tr.From, tr.To, tr.Written)
+				fmt.Fprintf(a.io.out, "revert: task %d's changes undone as task %d (task %d → task %d, %s written)\n",
+					id, res.Task, tr.From, tr.To, plural.Count(tr.Written, "path"))
 				if len(res.Conflicts) > 0 {
-					fmt.Fprintf(a.io.out, "skipped %d conflicting path(s), kept as they are\n", len(res.Conflicts))
+					fmt.Fprintf(a.io.out, "skipped %s, kept as they are\n", plural.Count(len(res.Conflicts), "conflicting path"))
 				}
 				return nil
 			})

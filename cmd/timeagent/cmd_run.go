@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/timeagent-dev/timeagent/cow"
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/session"
 )
@@ -29,20 +30,25 @@ func (a *app) runCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] [--] COMMAND [ARGS...]",
 		Short: "Run a command (the agent) as a session whose changes can be undone",
+		Example: `  timeagent run claude
+  timeagent run --mode copy -m "fix the tests" -- codex exec "fix the tests"
+  timeagent run --isolate -- aider   # the real files change at timeagent apply
+  timeagent run sh -c 'make && make test'`,
 		Long: `Run COMMAND as one session. Everything it changes in the root is recorded as a task:
 review it with "timeagent diff", revert it with "timeagent undo". The arguments are passed to
 the command unchanged (never through a shell); run "timeagent run sh -c '...'" for shell syntax.
 The exit status is the command's (128+N when it died of signal N).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return &usageError{errors.New("run: no command given (usage: timeagent run [flags] [--] COMMAND [ARGS...])")}
+				return &usageError{errors.New("run: no command given")}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runRun(o, args) },
 	}
 	cmd.Flags().SetInterspersed(false)
-	cmd.Flags().StringVar(&o.mode, "mode", session.ModeAuto, "how changes are captured: auto, copy or fuse")
+	enumVar(cmd, &o.mode, "mode", session.ModeAuto, "MODE", "how changes are captured: auto, copy or fuse",
+		session.ModeAuto, session.ModeCopy, session.ModeFuse)
 	cmd.Flags().StringVarP(&o.summary, "message", "m", "", "task summary (default: the command line)")
 	cmd.Flags().BoolVar(&o.isolate, "isolate", false, "Linux: only the agent sees its changes; the real tree changes at `timeagent apply`")
 	cmd.Flags().BoolVar(&o.allowHighRisk, "allow-high-risk", false, "let high- and critical-risk external actions run without asking")
@@ -124,8 +130,8 @@ func (a *app) runRun(o runOptions, argv []string) error {
 		return &exitError{127}
 	}
 	if res.LogErrors > 0 {
-		fmt.Fprintf(a.io.err, "timeagent: the overlay logged %d problem(s) (the cause of any I/O error the agent saw); the first: %s; all are in %s\n",
-			res.LogErrors, res.LogFirst, res.Log)
+		fmt.Fprintf(a.io.err, "timeagent: the overlay logged %s (the cause of any I/O error the agent saw); the first: %s; all are in %s\n",
+			plural.Count(res.LogErrors, "problem"), res.LogFirst, res.Log)
 	} else if err != nil && res.Log != "" {
 		fmt.Fprintf(a.io.err, "timeagent: the session log is %s\n", res.Log)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/session"
 )
@@ -46,8 +47,8 @@ func (a *app) runSalvage() error {
 // printSalvage prints what a salvage found, kept and lost, one line each.
 func printSalvage(w io.Writer, rep *journal.SalvageReport) {
 	k := rep.Kept
-	fmt.Fprintf(w, "salvaged the journal: kept %d task(s), %d change(s), %d blob(s), %d session(s), %d action(s)\n",
-		k.Tasks, k.Changes, k.Blobs, k.Sessions, k.Actions)
+	fmt.Fprintf(w, "salvaged the journal: kept %s, %s, %s, %s, %s\n", plural.Count(k.Tasks, "task"),
+		plural.Count(k.Changes, "change"), plural.Count(k.Blobs, "blob"), plural.Count(k.Sessions, "session"), plural.Count(k.Actions, "action"))
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "found: %s\n", p) // names in it are quoted (%q)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/timeagent-dev/timeagent/actions"
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/session"
 )
@@ -60,8 +61,10 @@ func (a *app) statusCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the latest session's state and where the root is in its history",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return a.runStatus() },
+		Example: `  timeagent status
+  timeagent status --json | jq -r .next`,
+		Args: nArgs(0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runStatus() },
 	}
 	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
 	return cmd
@@ -155,13 +158,13 @@ func (a *app) status(ws *session.Workspace) (statusJSON, error) {
 	switch s.State {
 	case journal.SessionActive:
 		out.State = stateActive
-		out.Next = "wait for the session to end; timeagent diff shows its changes so far"
 	case journal.SessionInterrupted:
 		out.State = stateInterrupted
-		out.Next = "timeagent diff to review what the interrupted session changed, timeagent undo --session to revert it"
 	default:
 		out.State = stateCompleted
-		out.Next = "timeagent diff to review, timeagent undo to revert"
+	}
+	if out.Next, err = nextStep(j, out.State, s.Mode, hs); err != nil {
+		return out, err
 	}
 	acts, err := sessionActions(a, ws, s.ID)
 	if err != nil {
@@ -229,7 +232,7 @@ func (a *app) printStatus(st statusJSON) {
 		fmt.Fprintf(w, "applied task: %d (the real files; the session's view is task %d)\n", st.AppliedTask, st.ActiveTask)
 	}
 	if n := countAll(st.Actions); n > 0 {
-		fmt.Fprintf(w, "actions:      %d external command(s): %s (timeagent actions)\n", n, formatCounts(st.Actions))
+		fmt.Fprintf(w, "actions:      %s: %s (timeagent actions)\n", plural.Count(n, "external command"), formatCounts(st.Actions))
 	}
 	if st.Worktree {
 		fmt.Fprintln(w, "note:         linked git worktree: objects and refs written to the shared git directory are not reverted")
@@ -248,4 +251,41 @@ func localTime(s string) string {
 		return s
 	}
 	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+// nextStep is what status advises after the latest session, from the real
+// state, the first that applies: an apply that could not finish; a session
+// running; work the real files do not show yet (after run --isolate); a
+// task undone that redo brings back; an interrupted session; else review
+// or undo.
+func nextStep(j *journal.Journal, state, mode string, hs journal.State) (string, error) {
+	if state == stateActive {
+		if mode == session.ModeFuse {
+			return "the session is running: timeagent diff shows its changes so far, timeagent checkpoint -m SUMMARY closes a task, timeagent undo moves the agent's view back", nil
+		}
+		return "the session is running: timeagent diff shows its changes so far, timeagent checkpoint -m SUMMARY closes a task; undo and redo wait for its end", nil
+	}
+	in, err := j.Intent()
+	if err != nil {
+		return "", err
+	}
+	if in != nil {
+		return fmt.Sprintf("an apply to task %d could not finish: fix what stopped it and run `timeagent recover`, "+
+			"or move elsewhere (an undo, redo or switch takes its place); `timeagent verify` tells whether its content is damaged", in.To), nil
+	}
+	if hs.Applied != hs.Active {
+		return fmt.Sprintf("your files are at task %d, not at task %d: `timeagent apply` writes task %d to them, `timeagent undo` discards it (timeagent diff shows it)",
+			hs.Applied, hs.Active, hs.Active), nil
+	}
+	tree, err := j.Tree()
+	if err != nil {
+		return "", err
+	}
+	if next, err := tree.Redo(hs.Active, 1); err == nil {
+		return fmt.Sprintf("`timeagent redo` brings back task %d (undone; timeagent log shows the tree); a new run starts a branch from task %d", next, hs.Active), nil
+	}
+	if state == stateInterrupted {
+		return "timeagent diff to review what the interrupted session changed, timeagent undo --session to revert it", nil
+	}
+	return "timeagent diff to review, timeagent undo to revert", nil
 }

@@ -29,11 +29,24 @@ func (a *app) tagCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tag [NAME [TASK]] | tag --delete NAME",
 		Short: "Name a task (default: the active one), list the names, or delete one",
+		Example: `  timeagent tag good          # name the active task
+  timeagent tag before-refactor 4
+  timeagent tag               # list the names
+  timeagent tag --delete good`,
 		Long: `tag NAME [TASK] names TASK (default: the active task); switch, undo, diff and
 revert accept the name wherever they take a task. A name is 1 to 64 bytes, has no
 whitespace, does not start with '-' and is not all digits. An existing name moves
 only with --force. tag alone lists the names; tag --delete NAME removes one.`,
-		Args: cobra.MaximumNArgs(2),
+		Args: nArgs(0, 2),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			switch {
+			case len(args) == 0 && del:
+				return a.completeTagNames(cmd, args, toComplete)
+			case len(args) == 1 && !del:
+				return a.completeTasks(cmd, args, toComplete)
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if del && len(args) != 1 {
 				return &usageError{errors.New("tag --delete takes exactly one NAME")}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 	"github.com/timeagent-dev/timeagent/session"
 	"github.com/timeagent-dev/timeagent/tasks"
@@ -19,6 +20,9 @@ func (a *app) verifyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Re-hash every blob and check every record of the journal; exit 1 on any damage",
+		Example: `  timeagent verify
+  timeagent verify --json
+  timeagent verify --salvage   # copy what is readable into a new journal`,
 		Long: `Re-hash every blob and check every record of the journal. Each damage is
 reported with the tasks and paths it concerns: for damaged or missing content,
 every task (its before or after state of a path) and stat cache entry that uses
@@ -30,7 +34,7 @@ command can open) is replaced by a new one holding every record and blob
 that can still be read, each blob checked against its hash. The old journal
 is kept, renamed aside. The report names every task and path that was lost;
 undo, redo and switch through a task that lost changes are refused.`,
-		Args: cobra.NoArgs,
+		Args: nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if salvage {
 				return a.runSalvage()
@@ -97,7 +101,7 @@ func (a *app) runVerify(ws *session.Workspace) error {
 	if len(damage) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("the journal has %d damaged record(s)", len(damage))
+	msg := fmt.Sprintf("the journal has %s", plural.Count(len(damage), "damaged record"))
 	if a.json {
 		writeJSONError(a.io.err, msg)
 	} else {
@@ -165,7 +169,7 @@ func printVerify(w io.Writer, doc verifyDoc, stateDir string) {
 		}
 		fmt.Fprintf(w, "damaged %s: %s%s%s\n", damageSubject(d), d.Detail, usesText(d.UsedBy), apply)
 	}
-	fmt.Fprintf(w, "%d damaged record(s)", len(doc.Damage))
+	fmt.Fprint(w, plural.Count(len(doc.Damage), "damaged record"))
 	if len(doc.Tasks) > 0 {
 		ids := make([]string, len(doc.Tasks))
 		for i, id := range doc.Tasks {

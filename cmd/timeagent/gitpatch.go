@@ -10,6 +10,7 @@ import (
 
 	"github.com/aymanbagabas/go-udiff/lcs"
 
+	"github.com/timeagent-dev/timeagent/internal/plural"
 	"github.com/timeagent-dev/timeagent/journal"
 )
 
@@ -504,21 +505,14 @@ func writeStat(j *journal.Journal, w io.Writer, changes []journal.Change, pal pa
 
 // statSummary is git's closing line of --stat, plurals and all.
 func statSummary(files, add, del int) string {
-	s := fmt.Sprintf(" %d %s changed", files, plural(files, "file", "files"))
+	s := fmt.Sprintf(" %d %s changed", files, plural.Noun(files, "file"))
 	if add > 0 || del == 0 {
-		s += fmt.Sprintf(", %d %s(+)", add, plural(add, "insertion", "insertions"))
+		s += fmt.Sprintf(", %d %s(+)", add, plural.Noun(add, "insertion"))
 	}
 	if del > 0 || add == 0 {
-		s += fmt.Sprintf(", %d %s(-)", del, plural(del, "deletion", "deletions"))
+		s += fmt.Sprintf(", %d %s(-)", del, plural.Noun(del, "deletion"))
 	}
 	return s
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 func decimalWidth(n int) int {

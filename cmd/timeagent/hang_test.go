@@ -275,6 +275,9 @@ func TestApplyCannotFinish(t *testing.T) {
 			t.Fatalf("%q after an apply that cannot finish:\n%s", args, r)
 		}
 		contains(t, fmt.Sprintf("%q after an apply that cannot finish", args), r.Stderr, "a.txt", "chattr -i", "timeagent undo --session")
+		if args[0] == "status" {
+			contains(t, "status's next step", r.Stdout, "next:         an apply to task 1 could not finish", "timeagent recover", "timeagent verify")
+		}
 	}
 	r := e.taWithin(limit, e.root, "undo", "--session", "--yes")
 	if r.Code != 0 {

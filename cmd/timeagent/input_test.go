@@ -154,13 +154,13 @@ func TestBadArguments(t *testing.T) {
 		{2, []string{"undo", "1", "2"}, ""},
 		{2, []string{"switch"}, ""},
 		{2, []string{"run"}, "no command given"},
-		{2, []string{"run", "--mode", "bogus", "true"}, "unknown --mode"},
+		{2, []string{"run", "--mode", "bogus", "true"}, "invalid --mode"},
 		{2, []string{"nosuchcommand"}, "unknown command"},
 		{2, []string{"status", "--bogus"}, "unknown flag"},
 		{2, []string{"-C", "/nonexistent/dir", "status"}, "-C"},
 	} {
 		r := e.fails(c.code, c.args...)
-		oneLineOrUsage(t, r)
+		oneLineOrUsage(t, r, c.code)
 		contains(t, strings.Join(c.args, " "), r.Stderr, c.want)
 	}
 	sameManifest(t, "after bad arguments", pre, e.manifest())
@@ -169,13 +169,23 @@ func TestBadArguments(t *testing.T) {
 	}
 }
 
-// oneLineOrUsage accepts one "timeagent: " line (and nothing on stdout).
-func oneLineOrUsage(t *testing.T, r result) {
+// oneLineOrUsage accepts one "timeagent: " line and nothing on stdout;
+// after a usage error (exit 2) the usage line and the --help pointer follow
+// it.
+func oneLineOrUsage(t *testing.T, r result, code int) {
 	t.Helper()
 	if r.Stdout != "" {
 		t.Fatalf("stdout of a failing command:\n%s", r)
 	}
-	oneLine(t, r.Stderr)
+	if code != 2 {
+		oneLine(t, r.Stderr)
+		return
+	}
+	lines := strings.Split(strings.TrimSuffix(r.Stderr, "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "timeagent: ") || !strings.HasPrefix(lines[1], "usage: timeagent") ||
+		!strings.HasPrefix(lines[2], "run `timeagent") || !strings.HasSuffix(r.Stderr, "\n") {
+		t.Fatalf("want the error, the usage line and the --help pointer, got:\n%q", r.Stderr)
+	}
 }
 
 // TestForeignStateDir: a state dir that belongs to another root is refused

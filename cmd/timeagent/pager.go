@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
 
@@ -45,6 +46,12 @@ func (a *app) useColor(mode string) (bool, error) {
 		return ok, nil
 	}
 	return false, &usageError{fmt.Errorf("invalid --color %q: use auto, always or never", mode)}
+}
+
+// colorVar defines --color WHEN on cmd, stored in p.
+func colorVar(cmd *cobra.Command, p *string) {
+	enumVar(cmd, p, "color", "auto", "WHEN", "colour the output: auto (on a terminal, unless NO_COLOR is set), always or never",
+		"auto", "always", "never")
 }
 
 // termWidth is the width of the terminal on stdout, else git's 80 columns

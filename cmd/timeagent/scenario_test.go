@@ -137,10 +137,12 @@ func TestTaskTree(t *testing.T) {
 				t.Fatalf("log shows more than 80 characters of the summary:\n%s", out)
 			}
 			for _, line := range strings.Split(out, "\n") {
-				if (strings.Contains(line, "echo c") || strings.Contains(line, "echo b")) && !strings.HasPrefix(line, "↯") {
+				if (strings.Contains(line, "echo c") || strings.Contains(line, "echo b")) && !strings.Contains(line, " ↯  ") {
 					t.Fatalf("tasks 2 and 3 are in the future of task 1 (↯): %q\n%s", line, out)
 				}
 			}
+			// Drawn as a graph: the two branches join at task 1.
+			contains(t, "log graph", out, "├─╯\n")
 		})
 	}
 }

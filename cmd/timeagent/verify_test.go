@@ -71,7 +71,7 @@ func TestVerifyDamaged(t *testing.T) {
 	oneLine(t, r.Stderr)
 	contains(t, "verify", r.Stdout,
 		"damaged chunk ", "content lost", "; needed by task 1 before base.bin\n",
-		"1 damaged record(s); tasks affected: 1; paths affected: base.bin\n", "next: ")
+		"1 damaged record; tasks affected: 1; paths affected: base.bin\n", "next: ")
 	r = e.fails(1, "verify", "--json")
 	e.golden("verify-damaged", r.Stdout)
 	var doc struct {
@@ -168,7 +168,7 @@ func TestPrintVerify(t *testing.T) {
 	want := `damaged change of a/b in task 3: unreadable
 damaged blob 1/2/0: missing; needed by stat cache x, task 1 after x, task 2 after x, task 3 after x, task 4 after x, task 5 after x, task 6 after x, task 7 after x and 3 more; the unfinished apply needs it
 damaged record of session 4: bad json
-3 damaged record(s); tasks affected: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10; paths affected: a/b, x
+3 damaged records; tasks affected: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10; paths affected: a/b, x
 ` + "next: the unfinished apply cannot be finished: status, log and diff still work, an undo, redo or switch whose content is readable takes its place, run and checkpoint refuse until then; `timeagent verify --salvage` keeps everything readable in a new journal without that apply\n"
 	if b.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)

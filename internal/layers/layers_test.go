@@ -13,6 +13,8 @@ const module = "github.com/timeagent-dev/timeagent/"
 var rank = map[string]int{
 	"tasks":               0,
 	"internal/textdiff":   0,
+	"internal/lanes":      0,
+	"internal/plural":     0,
 	"internal/layers":     0,
 	"internal/testrepo":   0,
 	"internal/sparse":     0,
