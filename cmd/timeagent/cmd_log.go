@@ -34,19 +34,21 @@ type logJSON struct {
 }
 
 func (a *app) logCommand() *cobra.Command {
+	var touching string
 	cmd := &cobra.Command{
 		Use:   "log",
 		Short: "Show the task tree: → active, ↯ future (redoable), ⎇ branch point",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withWorkspace("log", func(ws *session.Workspace) error { return a.runLog(ws) })
+			return a.withWorkspace("log", func(ws *session.Workspace) error { return a.runLog(ws, touching) })
 		},
 	}
 	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
+	cmd.Flags().StringVar(&touching, "touching", "", "only the tasks that changed a path containing `TEXT`")
 	return cmd
 }
 
-func (a *app) runLog(ws *session.Workspace) error {
+func (a *app) runLog(ws *session.Workspace, touching string) error {
 	j := ws.Journal
 	st, err := j.State()
 	if err != nil {
@@ -68,6 +70,11 @@ func (a *app) runLog(ws *session.Workspace) error {
 			Kind: string(t.Kind), Status: string(tree.StatusOf(t.ID, st.Active)), HasBranches: tree.HasBranches(t.ID),
 			Session: t.Session, Created: jsonTime(t.Created), Ended: jsonTime(t.Ended), Files: t.Files,
 			Tags: append([]string{}, byTask[t.ID]...)})
+	}
+	if touching != "" {
+		if out.Tasks, err = tasksTouching(j, out.Tasks, touching); err != nil {
+			return err
+		}
 	}
 	if a.json {
 		return writeJSON(a.io.out, out)
