@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -36,7 +37,8 @@ type Options struct {
 	// Poll is how often the history is read again to notice changes made
 	// elsewhere (a session's new task, an undo in another terminal); 0
 	// means 2 s. The menu waits longer when reading takes long, so polling
-	// costs at most a tenth of the time.
+	// costs at most a tenth of the time. Negative: never (tests send the
+	// poll themselves).
 	Poll time.Duration
 	// Location renders times (default time.Local).
 	Location *time.Location
@@ -90,7 +92,7 @@ type row struct {
 
 // New returns a menu reading from src.
 func New(src Source, opts Options) *Model {
-	if opts.Poll <= 0 {
+	if opts.Poll == 0 {
 		opts.Poll = 2 * time.Second
 	}
 	if opts.Location == nil {
@@ -102,6 +104,7 @@ func New(src Source, opts Options) *Model {
 	in := textinput.New()
 	in.Prompt = ""
 	in.CharLimit = 200
+	in.Cursor.SetMode(cursor.CursorStatic) // no blinking: stable screens
 	return &Model{src: src, opts: opts, width: 80, height: 24, input: in, pollEvery: opts.Poll,
 		changes: map[uint64][]Change{}, patches: map[uint64]map[string]string{}, loadErr: map[uint64]error{}}
 }
@@ -154,6 +157,9 @@ func (m *Model) loadHistory(poll bool) tea.Cmd {
 }
 
 func (m *Model) schedulePoll() tea.Cmd {
+	if m.opts.Poll < 0 {
+		return nil
+	}
 	return tea.Tick(m.pollEvery, func(time.Time) tea.Msg { return pollMsg{} })
 }
 

@@ -194,6 +194,9 @@ func (m *Model) previewLines(w, h int) []string {
 	id := m.selectedID()
 	t := m.rows[m.visible[m.cursor]].task
 	out := make([]string, 0, h)
+	if m.mode == modeConfirm {
+		return m.confirmLines(h)
+	}
 	if id == 0 {
 		return append(out, "the base: the files as they were before the first task",
 			"", "enter switches there (every task undone)")
@@ -237,6 +240,31 @@ func (m *Model) previewLines(w, h int) []string {
 		out = append(out, colorDiff(sanitize(l)))
 	}
 	return out
+}
+
+// confirmLines replace the preview while a move waits for y/N: what the
+// move would do and the paths that changed since their task ended.
+func (m *Model) confirmLines(h int) []string {
+	out := []string{styleTitle.Render(m.pendingText())}
+	if len(m.confirm.Drifted) == 0 {
+		return append(out, sanitize(m.confirm.Message))
+	}
+	out = append(out, "these paths changed since their task ended:")
+	for i, p := range m.confirm.Drifted {
+		if len(out) == h-2 && i < len(m.confirm.Drifted)-1 {
+			out = append(out, fmt.Sprintf("  … and %d more", len(m.confirm.Drifted)-i))
+			break
+		}
+		out = append(out, "  "+sanitize(p))
+	}
+	return append(out, "", "y overwrites them; their current content is kept as a task first")
+}
+
+func (m *Model) pendingText() string {
+	if m.pending.Action == "switch" {
+		return fmt.Sprintf("switch to task %d?", m.pending.Task)
+	}
+	return m.pending.Action + "?"
 }
 
 // diffLines is the selected path's diff, one entry per line.
