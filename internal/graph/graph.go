@@ -7,6 +7,7 @@
 package graph
 
 import (
+	"container/heap"
 	"sort"
 	"strings"
 )
@@ -75,10 +76,7 @@ func Layout(nodes []Node, maxLanes int) []Row {
 	cells := make([][]string, 0, len(order))
 	width := 0
 	for _, n := range order {
-		col, c := l.place(n)
-		if len(c) > maxLanes {
-			c = append(c[:maxLanes:maxLanes], glyphMore)
-		}
+		col, c := l.place(n, maxLanes)
 		width = max(width, len(c))
 		rows = append(rows, Row{Node: n.Node, Lane: col})
 		cells = append(cells, c)
@@ -151,32 +149,34 @@ func topoOrder(nodes []Node) []placed {
 
 // lanes are the open branches while drawing top to bottom: each slot waits
 // for the node it leads to (its parent); a free slot is reused by the next
-// new branch.
+// new branch, the leftmost first.
 type lanes struct {
 	used   []bool
+	free   freeSlots
+	high   int              // slots up to the last used one
 	expect map[uint64][]int // node id → slots waiting for it, ascending
 }
 
-// place draws n's row and updates the lanes; it returns n's slot and the
-// row's cells (two columns each).
-func (l *lanes) place(n placed) (int, []string) {
+// place draws n's row, at most maxLanes slots of it, and updates the
+// lanes; it returns n's slot and the row's cells (two columns each). Its
+// cost is the drawn width plus the branches joining n, never the number
+// of open lanes: a tree of 10,000 branches from the base draws in
+// milliseconds.
+func (l *lanes) place(n placed, maxLanes int) (int, []string) {
 	joining := l.expect[n.ID]
 	delete(l.expect, n.ID)
 	col := -1
 	if len(joining) > 0 {
 		col = joining[0]
 	} else {
-		for i, u := range l.used {
-			if !u {
-				col = i
-				break
-			}
-		}
-		if col < 0 {
+		if l.free.Len() > 0 {
+			col = heap.Pop(&l.free).(int)
+		} else {
 			l.used = append(l.used, false)
 			col = len(l.used) - 1
 		}
 		l.used[col] = true
+		l.high = max(l.high, col+1)
 	}
 	last := col
 	if len(joining) > 1 {
@@ -184,13 +184,15 @@ func (l *lanes) place(n placed) (int, []string) {
 	}
 	merge := map[int]bool{}
 	for _, j := range joining[min(1, len(joining)):] {
-		merge[j] = true
+		if j < maxLanes {
+			merge[j] = true
+		}
 	}
-	width := len(l.used)
-	for width > 0 && !l.used[width-1] {
-		width--
+	for l.high > 0 && !l.used[l.high-1] {
+		l.high--
 	}
-	cells := make([]string, width)
+	width := min(l.high, maxLanes)
+	cells := make([]string, width, width+1)
 	for i := 0; i < width; i++ {
 		inside := i > col && i < last
 		var g string
@@ -219,15 +221,37 @@ func (l *lanes) place(n placed) (int, []string) {
 		}
 		cells[i] = g + sep
 	}
-	for j := range merge {
-		l.used[j] = false
+	if l.high > maxLanes {
+		cells = append(cells, glyphMore)
+	}
+	for _, j := range joining[min(1, len(joining)):] {
+		l.release(j)
 	}
 	if n.root {
-		l.used[col] = false
+		l.release(col)
 		return col, cells
 	}
 	l.expect[n.Parent] = insertSorted(l.expect[n.Parent], col)
 	return col, cells
+}
+
+func (l *lanes) release(slot int) {
+	l.used[slot] = false
+	heap.Push(&l.free, slot)
+}
+
+// freeSlots is a min-heap of free slot numbers.
+type freeSlots []int
+
+func (f freeSlots) Len() int           { return len(f) }
+func (f freeSlots) Less(i, j int) bool { return f[i] < f[j] }
+func (f freeSlots) Swap(i, j int)      { f[i], f[j] = f[j], f[i] }
+func (f *freeSlots) Push(x any)        { *f = append(*f, x.(int)) }
+func (f *freeSlots) Pop() any {
+	old := *f
+	x := old[len(old)-1]
+	*f = old[:len(old)-1]
+	return x
 }
 
 func insertSorted(s []int, v int) []int {
