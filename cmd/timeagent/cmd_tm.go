@@ -128,7 +128,7 @@ func jsonFailure(command, stderr string, code int) error {
 	var doc jsonErrorDoc
 	if i := strings.Index(stderr, "{"); i >= 0 && json.Unmarshal([]byte(stderr[i:]), &doc) == nil && doc.Error != "" {
 		if doc.Confirm {
-			return &menu.ConfirmError{Message: doc.Error, Drifted: doc.Drifted}
+			return &menu.ConfirmError{Message: doc.Error, Drifted: doc.Drifted, Outside: doc.OutsideTask}
 		}
 		return errors.New(doc.Error)
 	}

@@ -241,6 +241,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.applyFilter()
 		return m, m.settle()
 	case tea.KeyMsg:
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+			// Keys typed faster than the screen reads them arrive as one
+			// message ("/blob"): each is a key of its own, and the first
+			// may change what the next ones do.
+			var cmds []tea.Cmd
+			for _, r := range msg.Runes {
+				cmds = append(cmds, m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+			}
+			return m, tea.Batch(cmds...)
+		}
 		return m, m.key(msg)
 	}
 	return m, nil

@@ -315,7 +315,7 @@ func TestDriftConfirm(t *testing.T) {
 	if d.m.mode != modeConfirm || src.active != 4 {
 		t.Fatalf("drift: mode %d, active %d; want the question and no move", d.m.mode, src.active)
 	}
-	if v := d.m.View(); !strings.Contains(v, "move anyway? [y/N]") {
+	if v := d.m.View(); !strings.Contains(v, "move to task 3? [y/N]") {
 		t.Errorf("the question is not on screen:\n%s", v)
 	}
 	d.keys("n")
@@ -361,6 +361,20 @@ func TestFilterBySummaryAndPath(t *testing.T) {
 	d.keys("enter") // nothing to switch to: no panic, no move
 	if len(src.moves) != 0 {
 		t.Errorf("enter on an empty list moved: %+v", src.moves)
+	}
+}
+
+// TestKeysTogether: keys that arrive in one read ("/par" typed fast) act
+// one by one.
+func TestKeysTogether(t *testing.T) {
+	d := drive(t, branchy(), 120, 30)
+	d.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jj/pars")})
+	if d.m.mode != modeFilter || d.m.input.Value() != "pars" {
+		t.Fatalf("mode %d, input %q: want the filter being typed", d.m.mode, d.m.input.Value())
+	}
+	d.keys("enter")
+	if d.m.filter != "pars" || d.m.Selected() != 2 {
+		t.Errorf("filter %q, selected %d; want pars and task 2 (selected by jj)", d.m.filter, d.m.Selected())
 	}
 }
 

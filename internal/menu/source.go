@@ -58,6 +58,8 @@ type Move struct {
 type ConfirmError struct {
 	Message string
 	Drifted []string
+	// Outside is the task already keeping the drifted content, if any.
+	Outside uint64
 }
 
 func (e *ConfirmError) Error() string { return e.Message }

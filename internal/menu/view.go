@@ -123,7 +123,7 @@ func (m *Model) statusLine() string {
 	case m.mode == modeTag:
 		return fmt.Sprintf("tag task %d as (enter to tag, esc to cancel): %s", m.selectedID(), m.input.View())
 	case m.mode == modeConfirm:
-		return styleError.Render(sanitize(m.confirm.Message)) + " — move anyway? [y/N]"
+		return styleError.Render(m.pendingText()+" [y/N]") + " " + sanitize(m.confirm.Message)
 	case m.busy != "":
 		return m.busy + "…"
 	case m.statusIsErr:
@@ -177,7 +177,7 @@ func (m *Model) rowText(r row) string {
 		summary = "[" + t.Kind + "] " + summary
 	}
 	if len(t.Tags) > 0 {
-		summary += "  [" + strings.Join(t.Tags, ", ") + "]"
+		summary = "[" + strings.Join(t.Tags, ", ") + "] " + summary
 	}
 	when := ""
 	if !t.Created.IsZero() {
@@ -257,14 +257,17 @@ func (m *Model) confirmLines(h int) []string {
 		}
 		out = append(out, "  "+sanitize(p))
 	}
-	return append(out, "", "y overwrites them; their current content is kept as a task first")
+	if m.confirm.Outside != 0 {
+		return append(out, "", fmt.Sprintf("their current content is kept as task %d;", m.confirm.Outside), "y overwrites them, n leaves everything as it is")
+	}
+	return append(out, "", "y overwrites them (their current content is kept", "as a task first), n leaves everything as it is")
 }
 
 func (m *Model) pendingText() string {
 	if m.pending.Action == "switch" {
-		return fmt.Sprintf("switch to task %d?", m.pending.Task)
+		return fmt.Sprintf("move to task %d?", m.pending.Task)
 	}
-	return m.pending.Action + "?"
+	return m.pending.Action + " anyway?"
 }
 
 // diffLines is the selected path's diff, one entry per line.
