@@ -207,3 +207,60 @@ cat a.txt > "$SCRATCH/view"`)
 		t.Errorf("after the session a.txt is %q, want v1", got)
 	}
 }
+
+// TestHotkeyTmux runs an agent under run's hotkey on a real terminal: the
+// chord opens the menu over the agent, u moves the agent's view at once,
+// q brings the agent's screen back, and the keys typed afterwards reach
+// the agent exactly once.
+func TestHotkeyTmux(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("a.txt", "v0\n", 0o644)
+	e.sh("copy", `echo v1 > a.txt`)
+	agent := `printf '\033[?25l'; echo agent-ready; echo v2 > a.txt; read line; echo "got:$line:$(cat a.txt)"; read l2; echo "got2:$l2"`
+	x := newTmux(t, e, e.root, fmt.Sprintf("%q run --mode fuse -m hotkey-agent -- sh -c %s; echo run-exit=$?; sleep 60", binary, shellWord(agent)))
+	x.waitFor("ctrl-] opens the time machine menu", "agent-ready")
+	e.waitContent("a.txt", "v2\n")
+	x.keys("C-]")
+	x.waitFor("active task 2 of 2", "hotkey-agent")
+	x.keys("u")
+	x.waitFor("undo: task 2 → task 1")
+	e.waitContent("a.txt", "v1\n")
+	x.keys("q")
+	s := x.waitFor("agent-ready")
+	if strings.Contains(s, "active task") {
+		t.Fatalf("the menu is still on screen after q:\n%s", s)
+	}
+	x.keys("hello", "Enter")
+	s = x.waitFor("got:hello:v1")
+	if strings.Count(s, "hello") != 2 { // the terminal's echo and the agent's line
+		t.Errorf("hello shown %d times (want the echo and got:hello once each):\n%s", strings.Count(s, "hello"), s)
+	}
+	// A second time: the chord still works, and the agent's input is its own.
+	x.keys("C-]")
+	x.waitFor("active task 1 of 2")
+	x.keys("Escape")
+	x.waitFor("got:hello:v1")
+	x.keys("bye", "Enter")
+	x.waitFor("got2:bye", "run-exit=0")
+	if got := e.read("a.txt"); got != "v1\n" {
+		t.Errorf("after the session a.txt is %q, want v1 (the menu's undo)", got)
+	}
+}
+
+// TestHotkeyOffWithoutTerminal: with stdin not a terminal, run starts the
+// agent directly (no pseudo-terminal, no notice), and a bad --hotkey is a
+// usage error.
+func TestHotkeyOffWithoutTerminal(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.ok("run", "--mode", "copy", "--", "sh", "-c", "test -t 0 && echo tty || echo notty")
+	if strings.TrimSpace(r.Stdout) != "notty" || strings.Contains(r.Stderr, "opens the time machine") {
+		t.Errorf("without a terminal: stdout %q, stderr %q", r.Stdout, r.Stderr)
+	}
+	r = e.fails(2, "run", "--hotkey", "ctrl-c", "--", "true")
+	contains(t, "ctrl-c hotkey", r.Stderr, "interrupts the agent")
+}
+
+// shellWord quotes s as one sh word.
+func shellWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
