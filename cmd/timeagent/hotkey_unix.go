@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -256,5 +255,3 @@ func (h *hotkey) stop() {
 
 // hotkeySupported: the hotkey needs a pseudo-terminal (Unix).
 const hotkeySupported = true
-
-var errNoHotkey = errors.New("the hotkey is not available on this system")

@@ -63,25 +63,24 @@ type Model struct {
 	cursor  int            // index into visible
 	top     int            // first visible row on screen
 
-	filter       string
-	filterPaths  map[uint64]bool // tasks touching a path matching filter
-	input        textinput.Model
-	mode         mode
-	focus        focus
-	confirm      *ConfirmError
-	pending      Move
-	busy         string
-	status       string
-	statusIsErr  bool
-	changes      map[uint64][]Change
-	patches      map[uint64]map[string]string
-	loadErr      map[uint64]error
-	fileCursor   int
-	diffTop      int
-	settleSeq    int
-	pollEvery    time.Duration
-	lastPollCost time.Duration
-	quitting     bool
+	filter      string
+	filterPaths map[uint64]bool // tasks touching a path matching filter
+	input       textinput.Model
+	mode        mode
+	focus       focus
+	confirm     *ConfirmError
+	pending     Move
+	busy        string
+	status      string
+	statusIsErr bool
+	changes     map[uint64][]Change
+	patches     map[uint64]map[string]string
+	loadErr     map[uint64]error
+	fileCursor  int
+	diffTop     int
+	settleSeq   int
+	pollEvery   time.Duration
+	quitting    bool
 }
 
 // row is one line of the tree: the drawn graph and its task (ID 0: the base).
