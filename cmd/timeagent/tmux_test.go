@@ -264,3 +264,21 @@ func TestHotkeyOffWithoutTerminal(t *testing.T) {
 
 // shellWord quotes s as one sh word.
 func shellWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestHotkeyResize: the terminal resized while the menu is open; the
+// agent's terminal has the new size when the menu closes.
+func TestHotkeyResize(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	agent := `echo agent-ready; echo "size:$(stty size)"; read line; echo "after:$(stty size)"`
+	x := newTmux(t, e, e.root, fmt.Sprintf("%q run --mode copy -- sh -c %s; echo run-exit=$?; sleep 60", binary, shellWord(agent)))
+	x.waitFor("agent-ready", "size:40 120")
+	x.keys("C-]")
+	x.waitFor("active task")
+	x.tmux("resize-window", "-t", "0", "-x", "100", "-y", "30")
+	x.waitFor("q quit")
+	x.keys("q")
+	x.waitFor("agent-ready")
+	x.keys("Enter")
+	x.waitFor("after:30 100", "run-exit=0")
+}
