@@ -36,8 +36,11 @@ func LookPath(argv0 string) (string, error) {
 
 // StartChild starts argv in dir with env, inheriting the given stdio (the
 // terminal), and forwards SIGINT, SIGTERM and SIGHUP that timeagent receives.
-// argv is passed unchanged, never re-joined into a shell string.
-func StartChild(argv []string, dir string, env []string, stdin io.Reader, stdout, stderr io.Writer) (*Child, error) {
+// argv is passed unchanged, never re-joined into a shell string. With ctty
+// (Unix), stdin is a pseudo-terminal made for the child: the child starts a
+// new session with it as its controlling terminal, so the terminal's keys
+// (Ctrl-C, Ctrl-Z) and its size changes reach the child through it.
+func StartChild(argv []string, dir string, env []string, stdin io.Reader, stdout, stderr io.Writer, ctty bool) (*Child, error) {
 	name := argv[0]
 	if dir != "" && filepath.Base(name) != name && !filepath.IsAbs(name) {
 		// ./script: relative to the child's directory, not to timeagent's
@@ -50,6 +53,9 @@ func StartChild(argv []string, dir string, env []string, stdin io.Reader, stdout
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Dir: dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	setChildAttrs(cmd)
+	if ctty {
+		setControllingTerminal(cmd)
+	}
 	c := &Child{cmd: cmd, sigs: make(chan os.Signal, 8), done: make(chan struct{})}
 	signal.Notify(c.sigs, forwardedSignals...)
 	// The parent-death signal (Linux) follows the thread that forked the

@@ -36,6 +36,17 @@ func exitStatus(ps *os.ProcessState, err error) int {
 	return ps.ExitCode()
 }
 
+// setControllingTerminal makes the child a session leader whose
+// controlling terminal is its stdin (a pseudo-terminal).
+func setControllingTerminal(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setsid = true
+	cmd.SysProcAttr.Setctty = true
+	cmd.SysProcAttr.Ctty = 0
+}
+
 func setChildAttrs(cmd *exec.Cmd) {
 	setPdeathsig(cmd)
 	closeFuseOnExec()

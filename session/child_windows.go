@@ -21,3 +21,7 @@ func exitStatus(ps *os.ProcessState, err error) int {
 }
 
 func setChildAttrs(*exec.Cmd) {}
+
+// setControllingTerminal: Windows has no controlling terminals (the hotkey's
+// pseudo-terminal is Unix-only).
+func setControllingTerminal(*exec.Cmd) {}

@@ -46,8 +46,11 @@ type RunOptions struct {
 	Dir     string // the child's working directory
 	Env     []string
 	Stdin   io.Reader
-	Stdout  io.Writer
-	Stderr  io.Writer
+	// Terminal: Stdin is a pseudo-terminal made for the child (run's
+	// hotkey), to become its controlling terminal (Unix).
+	Terminal bool
+	Stdout   io.Writer
+	Stderr   io.Writer
 	// Progress returns a reporter for one long step (nil: none).
 	Progress func() cow.Progress
 	// Handler answers commands forwarded over the control socket.
@@ -436,7 +439,7 @@ func (a *Active) runChild() (int, error) {
 	if dir == "" {
 		dir = a.W.Root
 	}
-	child, err := StartChild(a.opts.Argv, dir, env, a.opts.Stdin, a.opts.Stdout, a.opts.Stderr)
+	child, err := StartChild(a.opts.Argv, dir, env, a.opts.Stdin, a.opts.Stdout, a.opts.Stderr, a.opts.Terminal)
 	if err != nil {
 		return 127, err
 	}

@@ -140,7 +140,7 @@ func (a *app) report(err error, cmd *cobra.Command) int {
 	}
 	msg := message(err)
 	if a.json {
-		writeJSONError(a.io.err, msg)
+		writeJSONErrorOf(a.io.err, msg, err)
 	} else {
 		fmt.Fprintf(a.io.err, "timeagent: %s\n", escapeName(msg))
 	}
@@ -176,6 +176,15 @@ can be inspected, undone, redone and branched afterwards.`,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			return a.setup()
 		},
+		// Bare timeagent opens the time machine menu on a terminal, and
+		// prints the help elsewhere.
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, _, ok := a.terminalIO(); ok && a.active == nil {
+				return a.runTM()
+			}
+			return cmd.Help()
+		},
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err} })
@@ -186,7 +195,7 @@ can be inspected, undone, redone and branched afterwards.`,
 		a.runCommand(), a.statusCommand(), a.logCommand(), a.diffCommand(), a.diffFileCommand(),
 		a.undoCommand(), a.redoCommand(), a.switchCommand(), a.applyCommand(), a.checkpointCommand(),
 		a.recoverCommand(), a.verifyCommand(), a.versionCommand(), a.actionsCommand(), a.proxyCommand(),
-		a.tagCommand(), a.revertCommand(), a.mcpCommand(), a.duCommand(), a.gcCommand(), a.configCommand(), a.exportCommand(),
+		a.tagCommand(), a.revertCommand(), a.mcpCommand(), a.duCommand(), a.gcCommand(), a.configCommand(), a.exportCommand(), a.tmCommand(),
 	)
 	root.AddCommand(a.hookCommand(), a.hookSessionCommand(), a.hookCaptureCmd(), a.integrateCommand())
 	for _, c := range root.Commands() {

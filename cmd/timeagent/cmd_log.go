@@ -31,7 +31,7 @@ type logJSON struct {
 }
 
 func (a *app) logCommand() *cobra.Command {
-	var color string
+	var color, touching string
 	cmd := &cobra.Command{
 		Use:   "log [--json] [--color WHEN]",
 		Short: "Show the task tree as a graph, newest first: → active, ↯ future (redoable), ⎇ branch point",
@@ -46,15 +46,16 @@ the pager ($TIMEAGENT_PAGER, $PAGER, or less -FRX), as git does.`,
   timeagent log --color=never | head`,
 		Args: nArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withWorkspace("log", func(ws *session.Workspace) error { return a.runLog(ws, color) })
+			return a.withWorkspace("log", func(ws *session.Workspace) error { return a.runLog(ws, color, touching) })
 		},
 	}
 	cmd.Flags().BoolVar(&a.json, "json", false, "print JSON (schemaVersion 1)")
+	cmd.Flags().StringVar(&touching, "touching", "", "only the tasks that changed a path containing `TEXT`")
 	colorVar(cmd, &color)
 	return cmd
 }
 
-func (a *app) runLog(ws *session.Workspace, color string) error {
+func (a *app) runLog(ws *session.Workspace, color, touching string) error {
 	j := ws.Journal
 	st, err := j.State()
 	if err != nil {
@@ -77,6 +78,11 @@ func (a *app) runLog(ws *session.Workspace, color string) error {
 			Kind: string(t.Kind), Status: string(statuses[t.ID]), HasBranches: tree.HasBranches(t.ID),
 			Session: t.Session, Created: jsonTime(t.Created), Ended: jsonTime(t.Ended), Files: t.Files,
 			Tags: append([]string{}, byTask[t.ID]...)})
+	}
+	if touching != "" {
+		if out.Tasks, err = tasksTouching(j, out.Tasks, touching); err != nil {
+			return err
+		}
 	}
 	if a.json {
 		return writeJSON(a.io.out, out)

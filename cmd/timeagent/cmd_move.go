@@ -261,7 +261,7 @@ func (a *app) move(action string, o moveOptions, target targetFunc) error {
 			a.printDrift(res)
 		}
 		if err != nil {
-			return err
+			return needsConfirm(err, res)
 		}
 		return a.printMove(action, res)
 	})
@@ -282,7 +282,7 @@ func (a *app) moveInSession(action string, to tasks.ID, yes bool) error {
 		a.printDrift(res)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", action, err)
+		return needsConfirm(fmt.Errorf("%s: %w", action, err), res)
 	}
 	return a.printMove(action, res)
 }
@@ -311,7 +311,7 @@ func (a *app) confirmInterrupted(j *journal.Journal, tree *tasks.Tree, from, to 
 	}
 	q := fmt.Sprintf("session %d was interrupted (timeagent pid %d died); its work was recorded by recovery. Move from task %d to task %d?", s.ID, s.Pid, from, to)
 	if !a.interactive() {
-		return fmt.Errorf("%s refused without a terminal: pass --yes to confirm", q)
+		return &confirmError{err: fmt.Errorf("%s refused without a terminal: pass --yes to confirm", q)}
 	}
 	ok, err := a.ask(q)
 	if err != nil {
@@ -345,8 +345,8 @@ func (a *app) printDriftList(d []cow.Drifted) {
 }
 
 func (a *app) printDrift(res cow.TransitionResult) {
-	if a.interactive() {
-		return // already listed before the question
+	if a.interactive() || a.json {
+		return // already listed before the question, or in the JSON error
 	}
 	a.printDriftList(res.Drifted)
 	if res.Outside != 0 {

@@ -23,6 +23,8 @@ type runOptions struct {
 	mode          string
 	summary       string
 	allowHighRisk bool
+	hotkey        string
+	noHotkey      bool
 }
 
 func (a *app) runCommand() *cobra.Command {
@@ -52,6 +54,8 @@ The exit status is the command's (128+N when it died of signal N).`,
 	cmd.Flags().StringVarP(&o.summary, "message", "m", "", "task summary (default: the command line)")
 	cmd.Flags().BoolVar(&o.isolate, "isolate", false, "Linux: only the agent sees its changes; the real tree changes at `timeagent apply`")
 	cmd.Flags().BoolVar(&o.allowHighRisk, "allow-high-risk", false, "let high- and critical-risk external actions run without asking")
+	cmd.Flags().StringVar(&o.hotkey, "hotkey", defaultHotkey, "the key chord that opens the time machine menu while the agent runs (on a terminal; Unix)")
+	cmd.Flags().BoolVar(&o.noHotkey, "no-hotkey", false, "run the agent on this terminal directly, without the menu's hotkey")
 	return cmd
 }
 
@@ -63,6 +67,10 @@ func (a *app) runRun(o runOptions, argv []string) error {
 	case session.ModeAuto, session.ModeCopy, session.ModeFuse:
 	default:
 		return &usageError{fmt.Errorf("unknown --mode %q: use auto, copy or fuse", o.mode)}
+	}
+	hk, err := parseChord(o.hotkey)
+	if err != nil {
+		return &usageError{err}
 	}
 	if _, err := session.LookPath(argv[0]); err != nil {
 		fmt.Fprintf(a.io.err, "timeagent: failed to start %q: command not found\n", argv[0])
@@ -106,6 +114,18 @@ func (a *app) runRun(o runOptions, argv []string) error {
 	notice := func(s string) { fmt.Fprintf(a.io.err, "timeagent: %s\n", escapeName(s)) }
 	dir := a.childDir(notice)
 	ext := newExternal(a, o.allowHighRisk)
+	stdin, stdout, stderr := a.io.in, a.io.out, a.io.err
+	var hkey *hotkey
+	if in, out, ok := a.terminalIO(); ok && !o.noHotkey && hotkeySupported {
+		hkey, err = startHotkeyNotice(in, out, hk, &execSource{global: a.globalArgs()}, notice)
+		if err != nil {
+			notice(err.Error())
+		} else {
+			stdin, stdout, stderr = hkey.tty, hkey.tty, hkey.tty
+			// The terminal is raw while the agent runs: a line ends in \r\n.
+			notice = func(s string) { fmt.Fprintf(a.io.err, "timeagent: %s\r\n", escapeName(s)) }
+		}
+	}
 	res, err := session.Run(ws, session.RunOptions{
 		Argv:     argv,
 		Summary:  o.summary,
@@ -113,15 +133,19 @@ func (a *app) runRun(o runOptions, argv []string) error {
 		Isolate:  o.isolate,
 		Dir:      dir,
 		Env:      os.Environ(),
-		Stdin:    a.io.in,
-		Stdout:   a.io.out,
-		Stderr:   a.io.err,
+		Stdin:    stdin,
+		Stdout:   stdout,
+		Stderr:   stderr,
+		Terminal: hkey != nil,
 		Progress: a.progressFactory(),
 		Handler:  a.sessionHandler,
 		Notice:   notice,
 		Prepare:  ext.prepare,
 		Finish:   ext.finish,
 	})
+	if hkey != nil {
+		hkey.stop()
+	}
 	if derr := ws.CheckStateDir(); derr != nil {
 		return derr
 	}
@@ -147,6 +171,13 @@ func (a *app) runRun(o runOptions, argv []string) error {
 		return &exitError{res.ExitCode}
 	}
 	return nil
+}
+
+// startHotkey with a notice saying which chord opens the menu (printed
+// before the terminal goes raw).
+func startHotkeyNotice(in, out *os.File, c chord, src *execSource, notice func(string)) (*hotkey, error) {
+	notice(fmt.Sprintf("%s opens the time machine menu (run --no-hotkey to pass it to the agent)", c.name))
+	return startHotkey(in, out, c, src)
 }
 
 // childDir is the directory the child starts in: the caller's, unless it

@@ -20,6 +20,8 @@ var rank = map[string]int{
 	"internal/sparse":     0,
 	"internal/mountinfo":  0,
 	"internal/fusectl":    0,
+	"internal/graph":      0,
+	"internal/menu":       1,
 	"journal":             1,
 	"cow":                 2,
 	"fs":                  3,
