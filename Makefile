@@ -19,7 +19,7 @@ build:
 demo: build
 	./scripts/demo.sh $(BIN)
 
-test: test-deps fuse-uring fmt vet staticcheck race race-fs unit model cross wine test-user test-load
+test: test-deps fuse-uring fmt vet staticcheck race race-fs unit model test-agents cross wine test-user test-load
 
 # Tools the tests run for real: git, patch, sqlite3 (inside FUSE sessions).
 test-deps:
@@ -69,6 +69,7 @@ model:
 # The real agent CLIs (Claude Code, Codex, Gemini CLI, from npm into
 # ~/.cache/timeagent-agents) against a scripted fake model on 127.0.0.1
 # (internal/agenttest); skipped with the reason when npm is unreachable.
+# make test runs it (about 4 minutes idle).
 test-agents:
 	$(GO) test -count=1 -timeout 40m -v ./internal/agenttest/
 
