@@ -206,6 +206,7 @@ func (h *hotkey) showMenu() {
 	}
 	// The agent's screen: its modes, then what it printed meanwhile.
 	io.WriteString(h.out, h.modes.restore())
+	alt := h.modes.altScreen()
 	h.out.Write(h.held.Bytes())
 	h.held.Reset()
 	rest := h.menuQ
@@ -215,13 +216,40 @@ func (h *hotkey) showMenu() {
 	if len(rest) > 0 {
 		h.ptmx.Write(rest)
 	}
+	if alt {
+		h.forceRedraw()
+	}
 	h.redraw()
+}
+
+// forceRedraw makes a full-screen agent draw its whole screen again: the
+// menu's alternate screen replaced what the agent had drawn on its own, and
+// a program that keeps a copy of its screen (ratatui, ink) redraws only the
+// cells it thinks changed on a SIGWINCH of the same size. A size one row
+// smaller, then the real one, is a change it must redraw in full for.
+func (h *hotkey) forceRedraw() {
+	size, err := pty.GetsizeFull(h.in)
+	if err != nil || size.Rows < 2 {
+		return
+	}
+	smaller := *size
+	smaller.Rows--
+	if pty.Setsize(h.ptmx, &smaller) != nil {
+		return
+	}
+	h.signalResize()
+	time.Sleep(50 * time.Millisecond)
 }
 
 // redraw sizes the agent's terminal like the user's and tells the agent's
 // foreground process group to redraw.
 func (h *hotkey) redraw() {
 	pty.InheritSize(h.in, h.ptmx)
+	h.signalResize()
+}
+
+// signalResize sends SIGWINCH to the agent's foreground process group.
+func (h *hotkey) signalResize() {
 	if pgrp, err := unix.IoctlGetInt(int(h.ptmx.Fd()), unix.TIOCGPGRP); err == nil && pgrp > 0 {
 		_ = unix.Kill(-pgrp, unix.SIGWINCH)
 	}

@@ -282,3 +282,21 @@ func TestHotkeyResize(t *testing.T) {
 	x.keys("Enter")
 	x.waitFor("after:30 100", "run-exit=0")
 }
+
+// TestHotkeyAltScreen: an agent drawing on the alternate screen, which
+// redraws only when its size changes (as ratatui and ink do), shows its
+// screen again after the menu closes.
+func TestHotkeyAltScreen(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	stop := filepath.Join(e.scratch, "stop")
+	agent := `printf '\033[?1049h'; last=; draw() { s=$(stty size); if [ "$s" != "$last" ]; then printf '\033[2J\033[H'; echo "fullscreen-agent $s"; last=$s; fi; }; trap draw WINCH; draw; while [ ! -f ` + shellWord(stop) + ` ]; do sleep 0.1; done; printf '\033[?1049l'; echo agent-done`
+	x := newTmux(t, e, e.root, fmt.Sprintf("%q run --mode copy -- bash -c %s; echo run-exit=$?; sleep 60", binary, shellWord(agent)))
+	x.waitFor("fullscreen-agent 40 120")
+	x.keys("C-]")
+	x.waitFor("active task")
+	x.keys("q")
+	x.waitFor("fullscreen-agent 40 120")
+	writeFile(t, stop, nil, 0o644)
+	x.waitFor("agent-done", "run-exit=0")
+}
