@@ -107,6 +107,8 @@ wine:
 bench: build fuse-uring
 	./scripts/bench.sh
 	$(GO) test -run '^$$' -bench BenchmarkCopyUpStall -benchtime 1x -timeout 15m ./fs/
+	$(GO) test -run '^$$' -bench '10k' ./internal/menu/
+	$(GO) test -run '^$$' -bench History10k -timeout 15m ./cmd/timeagent/
 
 clean:
 	rm -rf bin
