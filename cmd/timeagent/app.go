@@ -178,7 +178,7 @@ can be inspected, undone, redone and branched afterwards.`,
 		},
 		// Bare timeagent opens the time machine menu on a terminal, and
 		// prints the help elsewhere.
-		Args: cobra.NoArgs,
+		Args: unknownCommand,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, _, ok := a.terminalIO(); ok && a.active == nil {
 				return a.runTM()
@@ -459,4 +459,24 @@ func (a *app) progressFactory() func() cow.Progress {
 		return nil
 	}
 	return func() cow.Progress { return newTermProgress(e) }
+}
+
+// unknownCommand refuses words after a bare timeagent as cobra does for a
+// root without a Run of its own: naming the command and suggesting near
+// ones (cobra.NoArgs would drop the suggestions).
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, which only its own lookup sets
+	}
+	if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+		msg += "\n\nDid you mean this?\n"
+		for _, s := range sug {
+			msg += "\t" + s + "\n"
+		}
+	}
+	return errors.New(msg)
 }

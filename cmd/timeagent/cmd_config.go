@@ -20,7 +20,10 @@ type configDoc struct {
 
 func (a *app) configCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "config [KEY [VALUE]]",
+		Use: "config [KEY [VALUE]]",
+		Example: `  timeagent config                    # the root's settings
+  timeagent config gc.max-size 2G     # run collects the history past 2 GiB of stored content
+  timeagent config gc.keep 14d        # gc keeps every task of the last 14 days`,
 		Short: "Show or set this root's settings: gc.max-size (the journal's size budget) and gc.keep",
 		Long: `config shows the root's settings; config KEY shows one; config KEY VALUE sets it.
 

@@ -23,7 +23,9 @@ type duDoc struct {
 
 func (a *app) duCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "du",
+		Use: "du",
+		Example: `  timeagent du            # journal size, blobs and sharing, per session
+  timeagent du --json     # the same as a document`,
 		Short: "Show how much disk the journal takes: blobs, their sharing, each session's share",
 		Long: `du measures the journal: its size on disk, the distinct contents (blobs) it
 stores and what they take compressed, how many records refer to them and how

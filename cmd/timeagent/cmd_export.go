@@ -21,7 +21,9 @@ func (a *app) exportCommand() *cobra.Command {
 	var toGit, patch bool
 	var branch string
 	cmd := &cobra.Command{
-		Use:   "export FROM..TO (--git [--branch NAME] | --patch)",
+		Use: "export FROM..TO (--git [--branch NAME] | --patch)",
+		Example: `  timeagent export 0..5 --git --branch agent-work   # tasks 1 to 5 as commits on a new branch
+  timeagent export good..7 --patch > work.patch      # a patch series for git am`,
 		Short: "Turn the tasks after FROM up to TO into git commits on a new branch, or a patch series",
 		Long: `export FROM..TO makes one git commit per task on the way from FROM (excluded,
 0 = the base) down to TO: the task's summary as the message, its time as the

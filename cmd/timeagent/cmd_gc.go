@@ -33,7 +33,10 @@ type gcOptions struct {
 func (a *app) gcCommand() *cobra.Command {
 	var o gcOptions
 	cmd := &cobra.Command{
-		Use:   "gc [--keep DURATION] [--max-size SIZE] [--dry-run]",
+		Use: "gc [--keep DURATION] [--max-size SIZE] [--dry-run]",
+		Example: `  timeagent gc --dry-run          # what the default policy (30 days) would drop
+  timeagent gc --keep 7d          # keep a week of tasks, tagged ones and the current state
+  timeagent gc --max-size 1G      # drop the oldest tasks until the history fits`,
 		Short: "Drop old history by a policy, free the blobs nothing needs, and give the space back",
 		Long: `gc keeps every task created within --keep (default 30d, or the configured one),
 every tagged task, the active task and the task the files are in; every other
