@@ -46,6 +46,7 @@ type hotkey struct {
 	menuQ  []byte       // the user's keys for the menu
 	closed bool         // the menu stopped reading
 	modes  modeTracker
+	shown  uint64 // how many reads of the agent's output reached the terminal
 	prog   *tea.Program // the menu, while it is open
 	open   chan []byte  // the chord was typed
 }
@@ -99,6 +100,7 @@ func (h *hotkey) copyOutput() {
 				h.held.Write(buf[:n])
 			} else {
 				h.out.Write(buf[:n])
+				h.shown++
 			}
 			h.mu.Unlock()
 		}
@@ -226,7 +228,9 @@ func (h *hotkey) showMenu() {
 // menu's alternate screen replaced what the agent had drawn on its own, and
 // a program that keeps a copy of its screen (ratatui, ink) redraws only the
 // cells it thinks changed on a SIGWINCH of the same size. A size one row
-// smaller, then the real one, is a change it must redraw in full for.
+// smaller, then the real one, is a change it must redraw in full for; the
+// smaller size stays until the agent has drawn (or for a second), so a slow
+// agent does not read the real size again on both signals.
 func (h *hotkey) forceRedraw() {
 	size, err := pty.GetsizeFull(h.in)
 	if err != nil || size.Rows < 2 {
@@ -234,11 +238,22 @@ func (h *hotkey) forceRedraw() {
 	}
 	smaller := *size
 	smaller.Rows--
+	h.mu.Lock()
+	before := h.shown
+	h.mu.Unlock()
 	if pty.Setsize(h.ptmx, &smaller) != nil {
 		return
 	}
 	h.signalResize()
-	time.Sleep(50 * time.Millisecond)
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		h.mu.Lock()
+		drawn := h.shown != before
+		h.mu.Unlock()
+		if drawn {
+			return
+		}
+	}
 }
 
 // redraw sizes the agent's terminal like the user's and tells the agent's
