@@ -46,7 +46,7 @@ type hotkey struct {
 	menuQ  []byte       // the user's keys for the menu
 	closed bool         // the menu stopped reading
 	modes  modeTracker
-	shown  uint64 // how many reads of the agent's output reached the terminal
+	shown  uint64       // how many reads of the agent's output reached the terminal
 	prog   *tea.Program // the menu, while it is open
 	open   chan []byte  // the chord was typed
 }
