@@ -97,12 +97,6 @@ func (t *modeTracker) scan(p []byte) {
 	}
 }
 
-// altScreen reports whether the agent last switched to the alternate screen
-// (whose content the menu's own alternate screen replaced).
-func (t *modeTracker) altScreen() bool {
-	return t.set[1049] || t.set[1047] || t.set[47]
-}
-
 // restore is the escape sequences that set every tracked mode back to what
 // the agent last chose (modes it never touched are left to the terminal's
 // default, which the menu restored on leaving).

@@ -298,3 +298,9 @@ func (h *hotkey) stop() {
 
 // hotkeySupported: the hotkey needs a pseudo-terminal (Unix).
 const hotkeySupported = true
+
+// altScreen reports whether the agent last switched to the alternate screen
+// (whose content the menu's own alternate screen replaced).
+func (t *modeTracker) altScreen() bool {
+	return t.set[1049] || t.set[1047] || t.set[47]
+}
