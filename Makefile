@@ -21,10 +21,11 @@ demo: build
 
 test: test-deps fuse-uring fmt vet staticcheck race race-fs unit model test-agents cross wine test-user test-load
 
-# Tools the tests run for real: git, patch, sqlite3 (inside FUSE sessions).
+# Tools the tests run for real: git, patch, sqlite3 (inside FUSE sessions),
+# tmux (the menu and the hotkey through a real terminal).
 test-deps:
-	@command -v git >/dev/null && command -v patch >/dev/null && command -v sqlite3 >/dev/null || \
-		( apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git patch sqlite3 >/dev/null )
+	@command -v git >/dev/null && command -v patch >/dev/null && command -v sqlite3 >/dev/null && command -v tmux >/dev/null || \
+		( apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git patch sqlite3 tmux >/dev/null )
 
 # FUSE over io_uring (Linux 6.14+): the overlay uses it wherever the fuse
 # module allows it, and the tests cover it beside /dev/fuse reads. As root,
