@@ -88,6 +88,24 @@ func (x *tmux) waitFor(texts ...string) string {
 	}
 }
 
+// waitGone waits until the screen no longer shows text, and returns it.
+// A key typed right after Escape must wait for this: a terminal program
+// reads an escape followed at once by a letter as alt+letter.
+func (x *tmux) waitGone(text string) string {
+	x.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s := x.screen()
+		if !strings.Contains(s, text) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			x.t.Fatalf("the screen still shows %q:\n%s", text, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // waitContent waits until rel in the root reads want.
 func (e *env) waitContent(rel, want string) {
 	e.t.Helper()
@@ -151,6 +169,7 @@ func TestMenuTmux(t *testing.T) {
 	x.keys("/", "blob", "Enter")
 	x.waitFor(`filter "blob": 1 shown`)
 	x.keys("Escape")
+	x.waitGone(`filter "blob"`)
 	x.waitFor("active task 2 of 3")
 	x.keys("t", "release", "Enter")
 	x.waitFor("tagged task 2 release", "[release]")

@@ -186,6 +186,10 @@ func (m *Model) settle() tea.Cmd {
 	return tea.Tick(m.opts.Settle, func(time.Time) tea.Msg { return settleMsg{seq} })
 }
 
+// busySearch is the busy text while the paths of a filter are searched:
+// unlike a move, esc cancels it.
+const busySearch = "search paths"
+
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
@@ -225,9 +229,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.setStatus(fmt.Sprintf("tagged task %d %s", msg.task, msg.name))
 		return m, m.loadHistory(false)
 	case touchingMsg:
-		m.busy = ""
+		if m.busy == busySearch {
+			m.busy = ""
+		}
 		if msg.query != m.filter {
-			return m, nil
+			return m, nil // esc or another filter came first
 		}
 		if msg.err != nil {
 			m.setError(msg.err)
@@ -408,10 +414,16 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		return tea.Quit
 	}
 	if m.busy != "" {
-		return nil // one move at a time; the keys come back when it ends
+		switch s {
+		case "enter", "u", "r", "t", "/":
+			return nil // one move at a time; the keys come back when it ends
+		}
 	}
 	switch s {
 	case "esc":
+		if m.busy == busySearch {
+			m.busy = "" // the search's answer is dropped when it comes
+		}
 		m.filter, m.filterPaths = "", nil
 		m.applyFilter()
 		return m.settle()
@@ -514,7 +526,7 @@ func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
 			return m.settle()
 		}
 		q, src := m.filter, m.src
-		m.busy = "search paths"
+		m.busy = busySearch
 		return func() tea.Msg {
 			ids, err := src.Touching(q)
 			return touchingMsg{query: q, ids: ids, err: err}

@@ -364,6 +364,35 @@ func TestFilterBySummaryAndPath(t *testing.T) {
 	}
 }
 
+// TestEscDuringPathSearch: esc typed while a filter's path search runs
+// clears the filter at once (tmux typed it faster than the search), the
+// late answer is dropped, and a move key is held back until then.
+func TestEscDuringPathSearch(t *testing.T) {
+	src := branchy()
+	d := drive(t, src, 120, 30)
+	d.keys("/", "lexer")
+	_, search := d.m.Update(tea.KeyMsg{Type: tea.KeyEnter}) // the search, not run yet
+	if d.m.busy != busySearch || d.m.filter != "lexer" {
+		t.Fatalf("after enter: busy %q, filter %q", d.m.busy, d.m.filter)
+	}
+	d.keys("u")
+	if len(src.moves) != 0 {
+		t.Errorf("u during the search moved: %+v", src.moves)
+	}
+	d.keys("esc")
+	if d.m.filter != "" || d.m.busy != "" || len(d.m.visible) != 6 || d.m.Quitting() {
+		t.Fatalf("esc during the search: filter %q, busy %q, %d rows, quitting %v", d.m.filter, d.m.busy, len(d.m.visible), d.m.Quitting())
+	}
+	d.run(search)
+	if d.m.filter != "" || len(d.m.visible) != 6 {
+		t.Errorf("the late search answer brought the filter back: %q, %d rows", d.m.filter, len(d.m.visible))
+	}
+	d.keys("t", "v2", "enter")
+	if src.tags["v2"] == 0 {
+		t.Errorf("t after the cancelled search did nothing: tags %v", src.tags)
+	}
+}
+
 // TestKeysTogether: keys that arrive in one read ("/par" typed fast) act
 // one by one.
 func TestKeysTogether(t *testing.T) {
