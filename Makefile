@@ -50,9 +50,10 @@ staticcheck: $(STATICCHECK)
 
 # Unit and integration tests under the race detector (the CLI package runs
 # without it below: it drives real child processes; the crash suite runs in
-# test-load beside CPU hogs and in test-user as a normal user).
+# test-load beside CPU hogs and in test-user as a normal user). The timeout
+# is per package: journal and cow take 1-2 minutes idle, 10 beside CPU hogs.
 race:
-	$(GO) test -race -count=1 -timeout 12m $(RACE_PKGS)
+	$(GO) test -race -count=1 -timeout 25m $(RACE_PKGS)
 
 # The overlay under the race detector: its own target, as it takes longer
 # than the others together (26 min on 2 loaded cores; 5 min without -race).
