@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"time"
+
+	"github.com/timeagent-dev/timeagent/tasks"
 )
 
 // Binary formats. Changes and stat entries exist by the hundred thousand, so
@@ -20,6 +23,10 @@ import (
 //	             ino uvarint mode uvarint [blob] [target]
 //	chunk list = formatV1 count uvarint, count × (hash(8) len uvarint seq uvarint)
 //	chunk      = chunkRaw bytes | chunkZstd zstd-frame
+//	Task       = formatV1 id uvarint parent uvarint session uvarint kind str summary str
+//	             created time ended time files uvarint visit uvarint
+//	             (str = len uvarint, bytes; time = len uvarint, time.MarshalBinary)
+//	             A record starting with '{' is the JSON form journals wrote before.
 const formatV1 byte = 1
 
 // field bits of a NodeState or StatEntry.
@@ -326,6 +333,115 @@ func decodeChunkList(v []byte) ([]chunkRef, error) {
 		return nil, err
 	}
 	return list, nil
+}
+
+// maxSummary bounds a decoded task summary or kind (summaries are cut to
+// tasks.SummaryMax runes: four bytes each at most; leave room).
+const maxSummary = 4096
+
+// encodeTask encodes a task record. Task records are read ten thousand at a
+// time by log and status, so they are binary like changes: JSON took most
+// of a listing's time.
+func encodeTask(t tasks.Task) ([]byte, error) {
+	created, ended := marshalTime(t.Created), marshalTime(t.Ended)
+	if t.Files < 0 {
+		return nil, fmt.Errorf("encode task %d: negative file count %d", t.ID, t.Files)
+	}
+	b := make([]byte, 0, 48+len(t.Summary)+len(t.Kind)+len(created)+len(ended))
+	b = append(b, formatV1)
+	b = binary.AppendUvarint(b, uint64(t.ID))
+	b = binary.AppendUvarint(b, uint64(t.Parent))
+	b = binary.AppendUvarint(b, t.Session)
+	b = appendStr(b, string(t.Kind))
+	b = appendStr(b, t.Summary)
+	b = appendStr(b, string(created))
+	b = appendStr(b, string(ended))
+	b = binary.AppendUvarint(b, uint64(t.Files))
+	b = binary.AppendUvarint(b, t.Visit)
+	return b, nil
+}
+
+// marshalTime is t.MarshalBinary; a zone whose offset is not whole minutes
+// (local mean time of old dates) is kept as the same instant in UTC.
+func marshalTime(t time.Time) []byte {
+	b, err := t.MarshalBinary()
+	if err != nil {
+		b, _ = t.UTC().MarshalBinary()
+	}
+	return b
+}
+
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// decodeTask decodes a task record, binary or the older JSON form; a
+// failure is ErrCorrupt and names what.
+func decodeTask(what string, v []byte) (tasks.Task, error) {
+	var t tasks.Task
+	if len(v) > 0 && v[0] == '{' {
+		if err := decodeJSON(what, v, &t); err != nil {
+			return tasks.Task{}, err
+		}
+		if t.Files < 0 || len(t.Summary) > maxSummary || len(t.Kind) > maxSummary {
+			return tasks.Task{}, fmt.Errorf("%s: %w", what, corruptf("task fields out of range"))
+		}
+		return t, nil
+	}
+	d := decoder{b: v}
+	if f := d.byte1("task format"); d.err == nil && f != formatV1 {
+		return tasks.Task{}, fmt.Errorf("%s: %w", what, corruptf("task format %d", f))
+	}
+	t.ID = tasks.ID(d.uvarint("task id"))
+	t.Parent = tasks.ID(d.uvarint("task parent"))
+	t.Session = d.uvarint("task session")
+	t.Kind = tasks.Kind(d.shortStr("task kind"))
+	t.Summary = d.shortStr("task summary")
+	t.Created = d.time("task created")
+	t.Ended = d.time("task ended")
+	files := d.uvarint("task files")
+	if files > math.MaxInt32 {
+		d.fail("task files")
+	}
+	t.Files = int(files)
+	t.Visit = d.uvarint("task visit")
+	if err := d.end("task"); err != nil {
+		return tasks.Task{}, fmt.Errorf("%s: %w", what, err)
+	}
+	return t, nil
+}
+
+func (d *decoder) shortStr(what string) string {
+	n := d.uvarint(what)
+	if d.err != nil {
+		return ""
+	}
+	if n > maxSummary || n > uint64(len(d.b)) {
+		d.fail(what)
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *decoder) time(what string) time.Time {
+	n := d.uvarint(what)
+	if d.err != nil {
+		return time.Time{}
+	}
+	if n > 32 || n > uint64(len(d.b)) {
+		d.fail(what)
+		return time.Time{}
+	}
+	var t time.Time
+	if err := t.UnmarshalBinary(d.b[:n]); err != nil {
+		d.fail(what)
+		return time.Time{}
+	}
+	d.b = d.b[n:]
+	return t
 }
 
 // encodeJSON marshals a small record.

@@ -2,8 +2,14 @@ package journal
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/timeagent-dev/timeagent/tasks"
 )
 
 func TestChangeEncodingRoundTrip(t *testing.T) {
@@ -85,6 +91,73 @@ func FuzzDecodeChange(f *testing.F) {
 		c2, err := decodeChange("p", encodeChange(c))
 		if err != nil || !reflect.DeepEqual(c, c2) {
 			t.Fatalf("re-encode: %+v vs %+v (%v)", c, c2, err)
+		}
+	})
+}
+
+// TestTaskRecord: a task encodes and decodes to itself, the JSON records of
+// older journals still read, and damaged records are ErrCorrupt.
+func TestTaskRecord(t *testing.T) {
+	created := time.Date(2026, 12, 5, 9, 1, 2, 3, time.FixedZone("X", 3600))
+	cases := []tasks.Task{
+		{},
+		{ID: 7, Parent: 3, Summary: "fix the «lexer»", Session: 2, Kind: tasks.KindAgent, Created: created, Ended: created.Add(time.Minute), Files: 12, Visit: 99},
+		{ID: 1 << 40, Kind: tasks.KindOutside, Created: created.UTC(), Summary: strings.Repeat("ü", tasks.SummaryMax)},
+	}
+	for _, want := range cases {
+		b, err := encodeTask(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeTask("t", b)
+		if err != nil || !got.Created.Equal(want.Created) || !got.Ended.Equal(want.Ended) {
+			t.Fatalf("round trip of %+v: %+v, %v", want, got, err)
+		}
+		got.Created, got.Ended, want.Created, want.Ended = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+		if got != want {
+			t.Errorf("round trip: got %+v, want %+v", got, want)
+		}
+		js, _ := json.Marshal(cases[1])
+		old, err := decodeTask("t", js)
+		if err != nil || old.Summary != cases[1].Summary || !old.Created.Equal(created) || old.Files != 12 {
+			t.Errorf("a JSON task record of an older journal: %+v, %v", old, err)
+		}
+		for i := range b {
+			if _, err := decodeTask("t", b[:i]); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("a record cut at %d of %d bytes: %v, want ErrCorrupt", i, len(b), err)
+			}
+		}
+		if _, err := decodeTask("t", append(b, 0)); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("trailing byte: %v", err)
+		}
+	}
+}
+
+func FuzzDecodeTask(f *testing.F) {
+	b, _ := encodeTask(tasks.Task{ID: 3, Parent: 1, Summary: "s", Kind: tasks.KindAgent, Created: time.Unix(5, 6), Files: 2, Visit: 4})
+	f.Add(b)
+	f.Add([]byte(`{"id":3,"parent":1,"summary":"s"}`))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		task, err := decodeTask("t", b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v is not ErrCorrupt", err)
+			}
+			return
+		}
+		// What decodes must encode back to a value that decodes the same.
+		b2, err := encodeTask(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task2, err := decodeTask("t", b2)
+		if err != nil || !task2.Created.Equal(task.Created) || !task2.Ended.Equal(task.Ended) {
+			t.Fatalf("re-encode: %+v vs %+v (%v)", task, task2, err)
+		}
+		task.Created, task.Ended, task2.Created, task2.Ended = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+		if task != task2 {
+			t.Fatalf("re-encode: %+v vs %+v", task, task2)
 		}
 	})
 }

@@ -387,10 +387,10 @@ func (j *Journal) State() (State, error) {
 
 // Tasks returns every task record.
 func (j *Journal) Tasks() ([]tasks.Task, error) {
-	var out []tasks.Task
+	out := make([]tasks.Task, 0, 256)
 	err := j.scan("read tasks", []byte{prefixTask}, func(k, v []byte) error {
-		var t tasks.Task
-		if err := decodeJSON(describeKey(k), v, &t); err != nil {
+		t, err := decodeTask(describeKey(k), v)
+		if err != nil {
 			return err
 		}
 		out = append(out, t)
@@ -401,9 +401,19 @@ func (j *Journal) Tasks() ([]tasks.Task, error) {
 
 // Task returns one task (ErrNotFound if missing).
 func (j *Journal) Task(id tasks.ID) (tasks.Task, error) {
-	var t tasks.Task
-	if err := j.getJSON(fmt.Sprintf("read task %d", id), taskKey(id), &t); err != nil {
-		return tasks.Task{}, err
+	op := fmt.Sprintf("read task %d", id)
+	var val []byte
+	err := j.view(op, func(txn *badger.Txn) error {
+		var err error
+		val, err = getCopy(txn, taskKey(id))
+		return err
+	})
+	if err != nil {
+		return tasks.Task{}, fmt.Errorf("%s: %w", op, err)
+	}
+	t, err := decodeTask(describeKey(taskKey(id)), val)
+	if err != nil {
+		return tasks.Task{}, fmt.Errorf("%s: %w", op, err)
 	}
 	return t, nil
 }

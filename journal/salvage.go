@@ -358,8 +358,8 @@ func (s *salvager) record(wb *spaceBatch, key, val []byte, version uint64) error
 		s.rep.Kept.Changes++
 		return keep()
 	case prefixTask:
-		var t tasks.Task
-		if err := decodeJSON("task", val, &t); err != nil || !bytesEqual(taskKey(t.ID), key) {
+		t, err := decodeTask("task", val)
+		if err != nil || !bytesEqual(taskKey(t.ID), key) {
 			s.lostRecord("%s: damaged", describeKey(key))
 			return nil
 		}

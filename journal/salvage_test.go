@@ -49,7 +49,11 @@ func journalOfTasks(t *testing.T, n int) (dir string, layers map[tasks.ID][]Chan
 			t.Fatal(err)
 		}
 		if err := j.Update(func(tx *Tx) error {
-			if err := tx.PutTask(tasks.Task{ID: id, Parent: id - 1, Kind: tasks.KindAgent}); err != nil {
+			// A task as sessions write them: a prompt's summary, times.
+			created := time.Date(2026, 12, 5, 9, 0, i, 0, time.UTC)
+			if err := tx.PutTask(tasks.Task{ID: id, Parent: id - 1, Kind: tasks.KindAgent, Session: 1, Files: len(changes),
+				Summary: tasks.Summarize(fmt.Sprintf("prompt %d: refactor the parser so that the lexer errors carry positions and add tests", i)),
+				Created: created, Ended: created.Add(time.Minute), Visit: uint64(i)}); err != nil {
 				return err
 			}
 			return tx.SetState(State{Active: id, Applied: id, Current: id})

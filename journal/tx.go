@@ -99,7 +99,14 @@ func (tx *Tx) setJSON(what string, key []byte, v any) error {
 
 // PutTask writes a task record.
 func (tx *Tx) PutTask(t tasks.Task) error {
-	return tx.setJSON(fmt.Sprintf("task %d", t.ID), taskKey(t.ID), t)
+	b, err := encodeTask(t)
+	if err != nil {
+		return fmt.Errorf("write task %d: %w", t.ID, err)
+	}
+	if err := tx.txn.Set(taskKey(t.ID), b); err != nil {
+		return fmt.Errorf("write task %d: %w", t.ID, err)
+	}
+	return nil
 }
 
 // SetState writes the root's position.
@@ -184,7 +191,7 @@ func (tx *Tx) Task(id tasks.ID) (t tasks.Task, err error) {
 	if err != nil {
 		return tasks.Task{}, fmt.Errorf("read task %d: %w", id, err)
 	}
-	if err := decodeJSON(describeKey(taskKey(id)), v, &t); err != nil {
+	if t, err = decodeTask(describeKey(taskKey(id)), v); err != nil {
 		return tasks.Task{}, fmt.Errorf("read task %d: %w", id, err)
 	}
 	return t, nil

@@ -365,8 +365,7 @@ func (v *verifier) record(key, val []byte) {
 		}
 		v.blobs[ref] = true
 	case prefixTask:
-		var t tasks.Task
-		if err := decodeJSON(kind, val, &t); err != nil {
+		if t, err := decodeTask(kind, val); err != nil {
 			bad(err)
 		} else if len(key) != taskKeyLen || !bytesEqual(taskKey(t.ID), key) {
 			v.add(kind, key, "record holds task %d", t.ID)

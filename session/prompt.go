@@ -34,6 +34,34 @@ func (a *Active) summaryOf() string {
 func (a *Active) Prompt(summary string) (PromptResult, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.promptLocked(summary)
+}
+
+// PromptAsync is Prompt without the wait, for a copy session's prompt hook:
+// a copy seal scans the whole tree, longer than an agent's hook should
+// take. The session is taken now, before PromptAsync returns, so whatever
+// comes next (the agent's first tool through the pre-tool hook's Wait, the
+// stop hook, a checkpoint, the session's end) runs after the prompt's task
+// is open; done is called with the result while the session is still held.
+func (a *Active) PromptAsync(summary string, done func(PromptResult, error)) {
+	a.mu.Lock()
+	go func() {
+		defer a.mu.Unlock()
+		res, err := a.promptLocked(summary)
+		done(res, err)
+	}()
+}
+
+// Wait returns when no prompt, checkpoint or move is in progress in the
+// session: the pre-tool hook waits so that no tool of a prompt runs before
+// that prompt's task is open.
+func (a *Active) Wait() {
+	a.mu.Lock()
+	//lint:ignore SA2001 an empty critical section is the wait
+	a.mu.Unlock()
+}
+
+func (a *Active) promptLocked(summary string) (PromptResult, error) {
 	defer func() { a.prescan = nil }() // never kept past this seal
 	summary = tasks.Summarize(summary)
 	a.prompt = summary

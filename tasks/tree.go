@@ -1,9 +1,10 @@
 package tasks
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -86,23 +87,30 @@ func Summarize(s string) string {
 type Tree struct {
 	tasks    map[ID]*Task
 	children map[ID][]ID
+	order    []*Task // every task, oldest (lowest id) first
 }
 
 // NewTree builds a tree from task records in any order. It fails when a
 // task's parent is missing or a cycle exists, which means a damaged journal.
 func NewTree(list []Task) (*Tree, error) {
-	t := &Tree{tasks: make(map[ID]*Task, len(list)), children: make(map[ID][]ID)}
-	for i := range list {
-		task := list[i]
+	t := &Tree{tasks: make(map[ID]*Task, len(list)), children: make(map[ID][]ID), order: make([]*Task, 0, len(list))}
+	own := append([]Task(nil), list...) // one allocation for every task
+	for i := range own {
+		task := &own[i]
 		if task.ID == Base {
 			return nil, fmt.Errorf("task tree: a task has the reserved id 0")
 		}
 		if _, dup := t.tasks[task.ID]; dup {
 			return nil, fmt.Errorf("task tree: task %d recorded twice", task.ID)
 		}
-		t.tasks[task.ID] = &task
+		t.tasks[task.ID] = task
+		t.order = append(t.order, task)
 	}
-	for _, task := range t.tasks {
+	// The journal lists tasks by id already; other callers may not.
+	if !slices.IsSortedFunc(t.order, func(a, b *Task) int { return cmp.Compare(a.ID, b.ID) }) {
+		slices.SortFunc(t.order, func(a, b *Task) int { return cmp.Compare(a.ID, b.ID) })
+	}
+	for _, task := range t.order {
 		if task.Parent != Base {
 			if _, ok := t.tasks[task.Parent]; !ok {
 				return nil, fmt.Errorf("task tree: task %d has missing parent %d", task.ID, task.Parent)
@@ -113,9 +121,7 @@ func NewTree(list []Task) (*Tree, error) {
 		}
 		t.children[task.Parent] = append(t.children[task.Parent], task.ID)
 	}
-	for _, c := range t.children {
-		sort.Slice(c, func(i, j int) bool { return c[i] < c[j] })
-	}
+	// Children were added in id order: each list is sorted already.
 	return t, nil
 }
 
@@ -139,11 +145,10 @@ func (t *Tree) Get(id ID) (Task, bool) {
 
 // All returns every task ordered by id.
 func (t *Tree) All() []Task {
-	out := make([]Task, 0, len(t.tasks))
-	for _, task := range t.tasks {
-		out = append(out, *task)
+	out := make([]Task, len(t.order))
+	for i, task := range t.order {
+		out[i] = *task
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 

@@ -193,6 +193,10 @@ func inside(dir, root string) bool {
 func (h *hookRun) preTool() error {
 	if ctl := os.Getenv(session.EnvControl); ctl == "" || os.Getenv(session.EnvRoot) != h.root {
 		h.waitCapture()
+	} else if _, err := h.callSession(ctl, []string{"wait", string(h.agent)}); err != nil {
+		// A copy session seals the prompt behind its answer: no tool of
+		// the prompt runs before its task is open.
+		h.logf("wait for the session's prompt: %v", err)
 	}
 	line := h.ev.ShellCommand()
 	if line == "" {
@@ -323,7 +327,7 @@ const hookSessionCommand = "__hook-session"
 func (a *app) hookSessionCommand() *cobra.Command {
 	var conv string
 	cmd := &cobra.Command{
-		Use:    hookSessionCommand + " [--conversation ID] prompt|stop AGENT [SUMMARY]",
+		Use:    hookSessionCommand + " [--conversation ID] prompt|stop|wait AGENT [SUMMARY]",
 		Hidden: true,
 		Args:   nArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -333,12 +337,27 @@ func (a *app) hookSessionCommand() *cobra.Command {
 			act := a.active
 			j := act.W.Journal
 			now := time.Now()
+			if args[0] == "wait" {
+				act.Wait()
+				return json.NewEncoder(a.io.out).Encode(hookAnswer{Task: act.Task()})
+			}
+			// Settle waits for a prompt still being sealed: the hooks'
+			// state is read after it has saved its own.
+			if err := act.Settle(); err != nil {
+				return err
+			}
 			hs, err := hooks.LoadState(act.W.StateDir)
 			if err != nil {
 				return err
 			}
-			if err := act.Settle(); err != nil {
-				return err
+			saw := func() error {
+				st, err := j.State()
+				if err != nil {
+					return err
+				}
+				hs.Saw(conv, st.Active, now)
+				hs.Prompt = ""
+				return hooks.SaveState(act.W.StateDir, hs)
 			}
 			var ans hookAnswer
 			switch args[0] {
@@ -348,6 +367,19 @@ func (a *app) hookSessionCommand() *cobra.Command {
 				}
 				if ans.Note, err = moveNote(j, hs, conv); err != nil {
 					return err
+				}
+				if act.Mode == session.ModeCopy && os.Getenv(envHookSync) != "1" {
+					// A copy seal scans the tree: answer now, seal behind
+					// the answer; the pre-tool hook waits for it.
+					act.PromptAsync(args[2], func(_ session.PromptResult, err error) {
+						if err == nil {
+							err = saw()
+						}
+						if err != nil {
+							session.AppendLog(act.W.StateDir, "hook", "prompt %q: %v", args[2], err)
+						}
+					})
+					return json.NewEncoder(a.io.out).Encode(ans)
 				}
 				res, err := act.Prompt(args[2])
 				if err != nil {
@@ -359,13 +391,7 @@ func (a *app) hookSessionCommand() *cobra.Command {
 			default:
 				return &usageError{fmt.Errorf("unknown hook step %q", args[0])}
 			}
-			st, err := j.State()
-			if err != nil {
-				return err
-			}
-			hs.Saw(conv, st.Active, now)
-			hs.Prompt = ""
-			if err := hooks.SaveState(act.W.StateDir, hs); err != nil {
+			if err := saw(); err != nil {
 				return err
 			}
 			return json.NewEncoder(a.io.out).Encode(ans)

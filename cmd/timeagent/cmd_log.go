@@ -71,9 +71,11 @@ func (a *app) runLog(ws *session.Workspace, color, touching string) error {
 	}
 	byTask := tagsByTask(tags)
 	out := logJSON{SchemaVersion: schemaVersion, ActiveTask: uint64(st.Active), CurrentTask: uint64(st.Current),
-		BaseBranches: tree.HasBranches(tasks.Base), Tasks: []taskJSON{}}
+		BaseBranches: tree.HasBranches(tasks.Base)}
 	statuses := tree.Statuses(st.Active)
-	for _, t := range tree.All() {
+	all := tree.All()
+	out.Tasks = make([]taskJSON, 0, len(all))
+	for _, t := range all {
 		out.Tasks = append(out.Tasks, taskJSON{ID: uint64(t.ID), Parent: uint64(t.Parent), Summary: t.Summary,
 			Kind: string(t.Kind), Status: string(statuses[t.ID]), HasBranches: tree.HasBranches(t.ID),
 			Session: t.Session, Created: jsonTime(t.Created), Ended: jsonTime(t.Ended), Files: t.Files,
@@ -85,7 +87,9 @@ func (a *app) runLog(ws *session.Workspace, color, touching string) error {
 		}
 	}
 	if a.json {
-		return writeJSON(a.io.out, out)
+		list := out.Tasks
+		out.Tasks = []taskJSON{}
+		return writeJSONList(a.io.out, out, "tasks", list)
 	}
 	useColor, err := a.useColor(color)
 	if err != nil {

@@ -22,6 +22,11 @@ const captureHolder = "hook-capture"
 // timeout in the agents' settings is longer (hooks.hookEntry).
 const hookCaptureWait = 100 * time.Second
 
+// envHookSync set to 1 makes the prompt and stop hooks record before they
+// answer, without a session and in a copy session alike (tests that edit
+// files between hooks without the pre-tool hook that waits).
+const envHookSync = "TIMEAGENT_HOOK_SYNC"
+
 // hookCaptureCommand is the hidden command a detached capture runs.
 const hookCaptureCommand = "__hook-capture"
 
@@ -34,7 +39,7 @@ const hookCaptureCommand = "__hook-capture"
 // differs from what it last saw, or is unknown) is not detached: the note
 // needs the journal. It returns false when the synchronous path must run.
 func (h *hookRun) detach(argv []string) bool {
-	if !canDetach || os.Getenv("TIMEAGENT_HOOK_SYNC") == "1" {
+	if !canDetach || os.Getenv(envHookSync) == "1" {
 		return false
 	}
 	l, err := h.lockForCapture()
