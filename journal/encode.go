@@ -103,12 +103,15 @@ func (d *decoder) varint(what string) int64 {
 	return v
 }
 
-func (d *decoder) str(what string) string {
+func (d *decoder) str(what string) string { return d.strMax(what, maxTarget) }
+
+// strMax reads a length-prefixed string of at most limit bytes.
+func (d *decoder) strMax(what string, limit uint64) string {
 	n := d.uvarint(what)
 	if d.err != nil {
 		return ""
 	}
-	if n > maxTarget || n > uint64(len(d.b)) {
+	if n > limit || n > uint64(len(d.b)) {
 		d.fail(what)
 		return ""
 	}
@@ -396,8 +399,8 @@ func decodeTask(what string, v []byte) (tasks.Task, error) {
 	t.ID = tasks.ID(d.uvarint("task id"))
 	t.Parent = tasks.ID(d.uvarint("task parent"))
 	t.Session = d.uvarint("task session")
-	t.Kind = tasks.Kind(d.shortStr("task kind"))
-	t.Summary = d.shortStr("task summary")
+	t.Kind = tasks.Kind(d.strMax("task kind", maxSummary))
+	t.Summary = d.strMax("task summary", maxSummary)
 	t.Created = d.time("task created")
 	t.Ended = d.time("task ended")
 	files := d.uvarint("task files")
@@ -410,20 +413,6 @@ func decodeTask(what string, v []byte) (tasks.Task, error) {
 		return tasks.Task{}, fmt.Errorf("%s: %w", what, err)
 	}
 	return t, nil
-}
-
-func (d *decoder) shortStr(what string) string {
-	n := d.uvarint(what)
-	if d.err != nil {
-		return ""
-	}
-	if n > maxSummary || n > uint64(len(d.b)) {
-		d.fail(what)
-		return ""
-	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
 }
 
 func (d *decoder) time(what string) time.Time {
