@@ -177,6 +177,11 @@ func gitApply(e *env, patch string) (string, error) {
 	e.t.Helper()
 	clone := filepath.Join(e.scratch, "clone")
 	testrepo.Git(e.t, e.scratch, e.baseEnv(), "clone", "-q", e.root, clone)
+	if patch == "" {
+		// Nothing changed (every drawn path absent before and after):
+		// git apply refuses an empty input, and there is nothing to apply.
+		return clone, nil
+	}
 	pf := filepath.Join(e.scratch, "p.patch")
 	if err := os.WriteFile(pf, []byte(patch), 0o644); err != nil {
 		e.t.Fatal(err)
