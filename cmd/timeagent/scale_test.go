@@ -20,7 +20,7 @@ const historyTasks = 10000
 // BenchmarkHistory10k builds a history of 10,000 tasks (one path each, a
 // branch every 100 tasks, a tag every 1,000) straight into a root's
 // journal, then times the commands a user runs on it as processes:
-// log, status, gc --dry-run, gc with the default policy (every task is
+// log, status, switch to the previous task and back, gc --dry-run, gc with the default policy (every task is
 // over 30 days old: all but the 10 tagged and the active one go), gc again
 // (nothing left to drop) and log again. The history is not made by
 // sessions (that would take hours): the paths are not in the root. Run with
@@ -56,17 +56,34 @@ func BenchmarkHistory10k(b *testing.B) {
 		}
 		batch = batch[:0]
 	}
+	// Each task writes one of 500 paths; its before-state is that path's
+	// state at its parent, so the history is one a real root could have
+	// and switch can move through it.
+	parents := make([]tasks.ID, historyTasks+1)
+	states := make([]journal.NodeState, historyTasks+1)
+	pathOf := func(id tasks.ID) string { return fmt.Sprintf("d%d/f%d", id%10, id%500) }
+	stateAt := func(at tasks.ID, path string) journal.NodeState {
+		for q := at; q != tasks.Base; q = parents[q] {
+			if pathOf(q) == path {
+				return states[q]
+			}
+		}
+		return journal.NodeState{}
+	}
+	contents := map[journal.BlobRef][]byte{}
 	for id := tasks.ID(1); id <= historyTasks; id++ {
 		if id%100 == 0 {
 			parent = id / 2 // a branch
 		}
+		parents[id] = parent
 		content := []byte(fmt.Sprintf("content of task %d\n", id))
 		ref, err := j.PutBytes(content)
 		if err != nil {
 			b.Fatal(err)
 		}
-		c := journal.Change{Path: fmt.Sprintf("d%d/f%d", id%10, id%500),
-			After: journal.NodeState{Kind: journal.File, Mode: 0o644, Size: int64(len(content)), Blob: ref}}
+		contents[ref] = content
+		states[id] = journal.NodeState{Kind: journal.File, Mode: 0o644, Size: int64(len(content)), Blob: ref}
+		c := journal.Change{Path: pathOf(id), Before: stateAt(parent, pathOf(id)), After: states[id]}
 		if err := j.PutChanges(id, []journal.Change{c}); err != nil {
 			b.Fatal(err)
 		}
@@ -90,6 +107,18 @@ func BenchmarkHistory10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	ws.Close()
+	// The root holds the active task's tree.
+	for f := tasks.ID(500); f < 1000; f++ {
+		p := pathOf(f)
+		if st := stateAt(historyTasks, p); st.Kind == journal.File {
+			if err := os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, p), contents[st.Blob], 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	run := func(args ...string) time.Duration {
 		cmd := exec.Command(binary, args...)
 		cmd.Dir = root
@@ -101,8 +130,21 @@ func BenchmarkHistory10k(b *testing.B) {
 	}
 	for i := 0; i < b.N; i++ {
 		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-		b.ReportMetric(ms(run("log", "--json")), "log-ms")
-		b.ReportMetric(ms(run("status", "--json")), "status-ms")
+		b.ReportMetric(ms(run("log", "--json")), "log-json-ms")
+		b.ReportMetric(ms(run("log")), "log-ms")
+		b.ReportMetric(ms(run("status", "--json")), "status-json-ms")
+		b.ReportMetric(ms(run("status")), "status-ms")
+		b.ReportMetric(ms(run("switch", fmt.Sprint(historyTasks-1))), "switch-ms")
+		moved := pathOf(historyTasks)
+		got, err := os.ReadFile(filepath.Join(root, moved))
+		if want := stateAt(historyTasks-1, moved); want.Kind == journal.Absent {
+			if !os.IsNotExist(err) {
+				b.Fatalf("after switch %d, %s is there (%v), want it absent", historyTasks-1, moved, err)
+			}
+		} else if err != nil || string(got) != string(contents[want.Blob]) {
+			b.Fatalf("after switch %d, %s holds %q (%v), want %q", historyTasks-1, moved, got, err, contents[want.Blob])
+		}
+		b.ReportMetric(ms(run("switch", fmt.Sprint(historyTasks))), "switch-back-ms")
 		b.ReportMetric(ms(run("gc", "--dry-run")), "gc-dry-ms")
 		b.ReportMetric(ms(run("gc")), "gc-ms")
 		b.ReportMetric(ms(run("gc", "--keep", "0s")), "gc-again-ms")
