@@ -120,6 +120,27 @@ func (d *decoder) strMax(what string, limit uint64) string {
 	return s
 }
 
+// kind reads a task's kind; the known kinds are shared strings, not one
+// allocation per record of a long history.
+func (d *decoder) kind() tasks.Kind {
+	n := d.uvarint("task kind")
+	if d.err != nil {
+		return ""
+	}
+	if n > maxSummary || n > uint64(len(d.b)) {
+		d.fail("task kind")
+		return ""
+	}
+	b := d.b[:n]
+	d.b = d.b[n:]
+	for _, k := range []tasks.Kind{tasks.KindAgent, tasks.KindOutside, tasks.KindRevert} {
+		if string(b) == string(k) {
+			return k
+		}
+	}
+	return tasks.Kind(b)
+}
+
 func (d *decoder) mode(what string) fs.FileMode {
 	v := d.uvarint(what)
 	if v > math.MaxUint32 {
@@ -399,7 +420,7 @@ func decodeTask(what string, v []byte) (tasks.Task, error) {
 	t.ID = tasks.ID(d.uvarint("task id"))
 	t.Parent = tasks.ID(d.uvarint("task parent"))
 	t.Session = d.uvarint("task session")
-	t.Kind = tasks.Kind(d.strMax("task kind", maxSummary))
+	t.Kind = d.kind()
 	t.Summary = d.strMax("task summary", maxSummary)
 	t.Created = d.time("task created")
 	t.Ended = d.time("task ended")

@@ -343,9 +343,9 @@ func getCopy(txn *badger.Txn, key []byte) ([]byte, error) {
 // only valid during the call.
 func (j *Journal) scan(op string, prefix []byte, fn func(key, val []byte) error) error {
 	return j.view(op, func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = prefix
-		it := txn.NewIterator(opts)
+		// Records are small and sit in the LSM tree beside their keys:
+		// prefetching them would only copy each one once more.
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			item := it.Item()
@@ -387,16 +387,36 @@ func (j *Journal) State() (State, error) {
 
 // Tasks returns every task record.
 func (j *Journal) Tasks() ([]tasks.Task, error) {
-	out := make([]tasks.Task, 0, 256)
+	out := make([]tasks.Task, 0, j.taskCountHint())
 	err := j.scan("read tasks", []byte{prefixTask}, func(k, v []byte) error {
-		t, err := decodeTask(describeKey(k), v)
+		t, err := decodeTask("task", v)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", describeKey(k), err)
 		}
 		out = append(out, t)
 		return nil
 	})
 	return out, err
+}
+
+// taskCountHint is a capacity for the list of tasks: the highest task id
+// (ids only grow, so it bounds their number), at most 1<<16. One seek, so a
+// history of thousands of tasks is read into one allocation.
+func (j *Journal) taskCountHint() int {
+	const most = 1 << 16
+	n := 256
+	_ = j.view("read tasks", func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{prefixTask}, Reverse: true, PrefetchValues: false})
+		defer it.Close()
+		it.Seek(append([]byte{prefixTask}, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff))
+		if it.Valid() {
+			if id, ok := taskIDOf(it.Item().Key()); ok {
+				n = int(min(uint64(id)+1, most))
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // Task returns one task (ErrNotFound if missing).
@@ -424,7 +444,7 @@ func (j *Journal) Tree() (*tasks.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tasks.NewTree(list)
+	return tasks.AdoptTree(list)
 }
 
 // Layer returns the changes of task id sorted by path.

@@ -135,6 +135,14 @@ func idKey(prefix byte, id uint64) []byte {
 }
 
 func taskKey(id tasks.ID) []byte      { return idKey(prefixTask, uint64(id)) }
+
+// taskIDOf is the id of a task key.
+func taskIDOf(k []byte) (tasks.ID, bool) {
+	if len(k) != 9 || k[0] != prefixTask {
+		return 0, false
+	}
+	return tasks.ID(binary.BigEndian.Uint64(k[1:])), true
+}
 func sessionKey(id uint64) []byte     { return idKey(prefixSession, id) }
 func layerPrefix(id tasks.ID) []byte  { return idKey(prefixLayer, uint64(id)) }
 func lostKey(id tasks.ID) []byte      { return idKey(prefixLost, uint64(id)) }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"time"
 )
@@ -93,8 +94,14 @@ type Tree struct {
 // NewTree builds a tree from task records in any order. It fails when a
 // task's parent is missing or a cycle exists, which means a damaged journal.
 func NewTree(list []Task) (*Tree, error) {
-	t := &Tree{tasks: make(map[ID]*Task, len(list)), children: make(map[ID][]ID), order: make([]*Task, 0, len(list))}
-	own := append([]Task(nil), list...) // one allocation for every task
+	return AdoptTree(append([]Task(nil), list...)) // one allocation for every task
+}
+
+// AdoptTree is NewTree without the copy: the tree keeps own, which the
+// caller must not use afterwards. For a list read only to build the tree
+// (a history of thousands of tasks, read on every listing).
+func AdoptTree(own []Task) (*Tree, error) {
+	t := &Tree{tasks: make(map[ID]*Task, len(own)), children: make(map[ID][]ID), order: make([]*Task, 0, len(own))}
 	for i := range own {
 		task := &own[i]
 		if task.ID == Base {
@@ -141,6 +148,21 @@ func (t *Tree) Get(id ID) (Task, bool) {
 		return Task{}, false
 	}
 	return *task, true
+}
+
+// Len is the number of tasks (the base not counted).
+func (t *Tree) Len() int { return len(t.order) }
+
+// Each yields every task ordered by id, without copying the list first
+// (a listing of a long history).
+func (t *Tree) Each() iter.Seq[Task] {
+	return func(yield func(Task) bool) {
+		for _, task := range t.order {
+			if !yield(*task) {
+				return
+			}
+		}
+	}
 }
 
 // All returns every task ordered by id.

@@ -25,6 +25,42 @@ func sample(t *testing.T) *Tree {
 	return tr
 }
 
+// TestAdoptTreeAndEach: a tree adopted from an unsorted list yields its
+// tasks by id (Each, All, Len agree), Each stops when asked, and NewTree
+// leaves the caller's list alone.
+func TestAdoptTreeAndEach(t *testing.T) {
+	list := []Task{{ID: 3, Parent: 1, Summary: "c"}, {ID: 1, Summary: "a"}, {ID: 2, Parent: 1, Summary: "b"}}
+	keep := append([]Task(nil), list...)
+	if _, err := NewTree(list); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(list, keep) {
+		t.Fatalf("NewTree changed its argument: %v", list)
+	}
+	tr, err := AdoptTree(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []ID
+	for task := range tr.Each() {
+		got = append(got, task.ID)
+	}
+	if !reflect.DeepEqual(got, []ID{1, 2, 3}) || tr.Len() != 3 || len(tr.All()) != 3 {
+		t.Fatalf("Each = %v, Len = %d, All = %v; want ids 1, 2, 3", got, tr.Len(), tr.All())
+	}
+	n := 0
+	for range tr.Each() {
+		n++
+		break
+	}
+	if n != 1 {
+		t.Fatalf("Each went on after break: %d", n)
+	}
+	if _, err := AdoptTree([]Task{{ID: 2, Parent: 1}}); err == nil {
+		t.Fatal("AdoptTree took a task whose parent is missing")
+	}
+}
+
 func TestNewTreeRejectsDamage(t *testing.T) {
 	tests := []struct {
 		name string

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+	"time"
 
 	"github.com/timeagent-dev/timeagent/session"
 	"github.com/timeagent-dev/timeagent/tasks"
@@ -20,6 +21,9 @@ type taskJSON struct {
 	Files       int    `json:"files"`
 	// Tags are the task's names (timeagent tag), sorted; [] when none.
 	Tags []string `json:"tags"`
+	// created is Created before formatting, so the human log need not
+	// parse it back (zero when the document came from elsewhere).
+	created time.Time
 }
 
 type logJSON struct {
@@ -73,13 +77,12 @@ func (a *app) runLog(ws *session.Workspace, color, touching string) error {
 	out := logJSON{SchemaVersion: schemaVersion, ActiveTask: uint64(st.Active), CurrentTask: uint64(st.Current),
 		BaseBranches: tree.HasBranches(tasks.Base)}
 	statuses := tree.Statuses(st.Active)
-	all := tree.All()
-	out.Tasks = make([]taskJSON, 0, len(all))
-	for _, t := range all {
+	out.Tasks = make([]taskJSON, 0, tree.Len())
+	for t := range tree.Each() {
 		out.Tasks = append(out.Tasks, taskJSON{ID: uint64(t.ID), Parent: uint64(t.Parent), Summary: t.Summary,
 			Kind: string(t.Kind), Status: string(statuses[t.ID]), HasBranches: tree.HasBranches(t.ID),
 			Session: t.Session, Created: jsonTime(t.Created), Ended: jsonTime(t.Ended), Files: t.Files,
-			Tags: append([]string{}, byTask[t.ID]...)})
+			Tags: append([]string{}, byTask[t.ID]...), created: t.Created})
 	}
 	if touching != "" {
 		if out.Tasks, err = tasksTouching(j, out.Tasks, touching); err != nil {

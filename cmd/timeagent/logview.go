@@ -43,6 +43,9 @@ func (p logPalette) paint(color, s string) string {
 // graph draws cells, each lane in its colour (blanks left plain), the
 // node as mark, without trailing blanks.
 func (p logPalette) graph(cells []lanes.Cell, mark string) string {
+	if len(p.lanes) == 0 {
+		return lanes.Draw(cells, mark)
+	}
 	var b strings.Builder
 	for l, c := range cells {
 		s := c.String()
@@ -108,7 +111,11 @@ func printLog(w io.Writer, doc logJSON, p logPalette) {
 			glyph = glyphActive
 		}
 		g := p.graph(r.Line, glyph)
-		pad := graphWidth - utf8.RuneCountInString(lanes.Draw(r.Line, glyph))
+		plain := g
+		if len(p.lanes) > 0 {
+			plain = lanes.Draw(r.Line, glyph)
+		}
+		pad := graphWidth - utf8.RuneCountInString(plain)
 		fmt.Fprintf(w, "%s%s  %s %s  %s\n", g, strings.Repeat(" ", max(pad, 0)), p.marks(t),
 			p.paint(p.id, fmt.Sprintf("%*d", idWidth, t.ID)), p.describe(t, sessWidth))
 	}
@@ -140,7 +147,13 @@ func (p logPalette) describe(t taskJSON, sessWidth int) string {
 		sess = fmt.Sprintf("session %d", t.Session)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-16s  ", shortTime(t.Created))
+	when := ""
+	if t.created.IsZero() {
+		when = shortTime(t.Created)
+	} else {
+		when = t.created.Local().Format("2006-01-02 15:04")
+	}
+	fmt.Fprintf(&b, "%-16s  ", when)
 	if sessWidth > 0 {
 		fmt.Fprintf(&b, "%-*s  ", sessWidth, sess)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -82,15 +83,21 @@ type pager struct {
 	a   *app
 	buf bytes.Buffer
 	w   io.Writer
+	// direct buffers stdout when it is not a terminal: a listing of
+	// thousands of lines is not thousands of writes.
+	direct *bufio.Writer
 }
 
 // startPager returns where human output goes: a buffer when it may be
-// paged, else stdout itself.
+// paged, else (buffered) stdout itself.
 func (a *app) startPager() *pager {
-	p := &pager{a: a, w: a.io.out}
+	p := &pager{a: a}
 	if _, ok := a.stdoutTerminal(); ok {
 		p.w = &p.buf
+		return p
 	}
+	p.direct = bufio.NewWriterSize(a.io.out, 64<<10)
+	p.w = p.direct
 	return p
 }
 
@@ -111,7 +118,8 @@ func pagerCommand() string {
 // close shows what was collected. A pager that cannot start leaves the
 // output on stdout.
 func (p *pager) close() {
-	if p.w != &p.buf {
+	if p.direct != nil {
+		_ = p.direct.Flush()
 		return
 	}
 	out := p.a.io.out

@@ -27,6 +27,56 @@ const historyTasks = 10000
 // go test -run '^$' -bench History10k -benchtime 1x ./cmd/timeagent/
 func BenchmarkHistory10k(b *testing.B) {
 	home, root := b.TempDir(), realDirB(b, b.TempDir())
+	pathOf, stateAt, contents := buildHistory(b, home, root)
+	run := func(args ...string) time.Duration {
+		cmd := exec.Command(binary, args...)
+		cmd.Dir = root
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("timeagent %v: %v\n%s", args, err, out)
+		}
+		return time.Since(start)
+	}
+	for i := 0; i < b.N; i++ {
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		b.ReportMetric(ms(run("log", "--json")), "log-json-ms")
+		b.ReportMetric(ms(run("log")), "log-ms")
+		b.ReportMetric(ms(run("status", "--json")), "status-json-ms")
+		b.ReportMetric(ms(run("status")), "status-ms")
+		b.ReportMetric(ms(run("switch", fmt.Sprint(historyTasks-1))), "switch-ms")
+		moved := pathOf(historyTasks)
+		got, err := os.ReadFile(filepath.Join(root, moved))
+		if want := stateAt(historyTasks-1, moved); want.Kind == journal.Absent {
+			if !os.IsNotExist(err) {
+				b.Fatalf("after switch %d, %s is there (%v), want it absent", historyTasks-1, moved, err)
+			}
+		} else if err != nil || string(got) != string(contents[want.Blob]) {
+			b.Fatalf("after switch %d, %s holds %q (%v), want %q", historyTasks-1, moved, got, err, contents[want.Blob])
+		}
+		b.ReportMetric(ms(run("switch", fmt.Sprint(historyTasks))), "switch-back-ms")
+		b.ReportMetric(ms(run("gc", "--dry-run")), "gc-dry-ms")
+		b.ReportMetric(ms(run("gc")), "gc-ms")
+		b.ReportMetric(ms(run("gc", "--keep", "0s")), "gc-again-ms")
+		b.ReportMetric(ms(run("log", "--json")), "log-after-gc-ms")
+	}
+	out, err := exec.Command(binary, "-C", root, "log", "--json").Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var l logDoc
+	if err := json.Unmarshal(out, &l); err != nil {
+		b.Fatal(err)
+	}
+	if len(l.Tasks) != 10 {
+		b.Fatalf("after gc the log holds %d tasks, want the 10 tagged ones (the active one is tagged)", len(l.Tasks))
+	}
+}
+
+// buildHistory writes a history of historyTasks tasks into root's journal
+// (state under home) and the active task's tree into root. It returns the
+// path each task writes, the state of a path at a task, and the blobs'
+// contents, for checks.
+func buildHistory(b testing.TB, home, root string) (pathOf func(tasks.ID) string, stateAt func(tasks.ID, string) journal.NodeState, contents map[journal.BlobRef][]byte) {
 	if out, err := exec.Command("git", "-C", root, "init", "-q").CombinedOutput(); err != nil {
 		b.Fatalf("git init: %v %s", err, out)
 	}
@@ -61,8 +111,8 @@ func BenchmarkHistory10k(b *testing.B) {
 	// and switch can move through it.
 	parents := make([]tasks.ID, historyTasks+1)
 	states := make([]journal.NodeState, historyTasks+1)
-	pathOf := func(id tasks.ID) string { return fmt.Sprintf("d%d/f%d", id%10, id%500) }
-	stateAt := func(at tasks.ID, path string) journal.NodeState {
+	pathOf = func(id tasks.ID) string { return fmt.Sprintf("d%d/f%d", id%10, id%500) }
+	stateAt = func(at tasks.ID, path string) journal.NodeState {
 		for q := at; q != tasks.Base; q = parents[q] {
 			if pathOf(q) == path {
 				return states[q]
@@ -70,7 +120,7 @@ func BenchmarkHistory10k(b *testing.B) {
 		}
 		return journal.NodeState{}
 	}
-	contents := map[journal.BlobRef][]byte{}
+	contents = map[journal.BlobRef][]byte{}
 	for id := tasks.ID(1); id <= historyTasks; id++ {
 		if id%100 == 0 {
 			parent = id / 2 // a branch
@@ -119,51 +169,10 @@ func BenchmarkHistory10k(b *testing.B) {
 			}
 		}
 	}
-	run := func(args ...string) time.Duration {
-		cmd := exec.Command(binary, args...)
-		cmd.Dir = root
-		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("timeagent %v: %v\n%s", args, err, out)
-		}
-		return time.Since(start)
-	}
-	for i := 0; i < b.N; i++ {
-		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-		b.ReportMetric(ms(run("log", "--json")), "log-json-ms")
-		b.ReportMetric(ms(run("log")), "log-ms")
-		b.ReportMetric(ms(run("status", "--json")), "status-json-ms")
-		b.ReportMetric(ms(run("status")), "status-ms")
-		b.ReportMetric(ms(run("switch", fmt.Sprint(historyTasks-1))), "switch-ms")
-		moved := pathOf(historyTasks)
-		got, err := os.ReadFile(filepath.Join(root, moved))
-		if want := stateAt(historyTasks-1, moved); want.Kind == journal.Absent {
-			if !os.IsNotExist(err) {
-				b.Fatalf("after switch %d, %s is there (%v), want it absent", historyTasks-1, moved, err)
-			}
-		} else if err != nil || string(got) != string(contents[want.Blob]) {
-			b.Fatalf("after switch %d, %s holds %q (%v), want %q", historyTasks-1, moved, got, err, contents[want.Blob])
-		}
-		b.ReportMetric(ms(run("switch", fmt.Sprint(historyTasks))), "switch-back-ms")
-		b.ReportMetric(ms(run("gc", "--dry-run")), "gc-dry-ms")
-		b.ReportMetric(ms(run("gc")), "gc-ms")
-		b.ReportMetric(ms(run("gc", "--keep", "0s")), "gc-again-ms")
-		b.ReportMetric(ms(run("log", "--json")), "log-after-gc-ms")
-	}
-	out, err := exec.Command(binary, "-C", root, "log", "--json").Output()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var l logDoc
-	if err := json.Unmarshal(out, &l); err != nil {
-		b.Fatal(err)
-	}
-	if len(l.Tasks) != 10 {
-		b.Fatalf("after gc the log holds %d tasks, want the 10 tagged ones (the active one is tagged)", len(l.Tasks))
-	}
+	return pathOf, stateAt, contents
 }
 
-func realDirB(b *testing.B, d string) string {
+func realDirB(b testing.TB, d string) string {
 	r, err := filepath.EvalSymlinks(d)
 	if err != nil {
 		b.Fatal(err)

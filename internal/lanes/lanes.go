@@ -51,6 +51,7 @@ type Row struct {
 // wide, without trailing blanks.
 func Draw(cells []Cell, mark string) string {
 	var b strings.Builder
+	b.Grow(4 * len(cells)) // box-drawing runes are 3 bytes, then a blank
 	for _, c := range cells {
 		if c == Mark {
 			b.WriteString(mark)
