@@ -134,7 +134,7 @@ func idKey(prefix byte, id uint64) []byte {
 	return k
 }
 
-func taskKey(id tasks.ID) []byte      { return idKey(prefixTask, uint64(id)) }
+func taskKey(id tasks.ID) []byte { return idKey(prefixTask, uint64(id)) }
 
 // taskIDOf is the id of a task key.
 func taskIDOf(k []byte) (tasks.ID, bool) {
