@@ -180,6 +180,9 @@ func (j *Journal) retryConflicts(need int, fn func(txn *badger.Txn) error) error
 	if j.closed.Load() {
 		return errClosed
 	}
+	if j.readOnly {
+		return errReadOnly
+	}
 	if err := checkSpace(j.dir, int64(need), spaceReserve); err != nil {
 		return err
 	}

@@ -44,10 +44,16 @@ type Journal struct {
 	// zeroChunk is the stored chunk of ChunkSize zero bytes once this
 	// process has stored or checked it (blob.go).
 	zeroChunk atomic.Pointer[chunkRef]
+	// readOnly is set by OpenReadOnly: every write fails.
+	readOnly bool
 }
 
 // errClosed is returned by every method called after Close.
 var errClosed = errors.New("journal is closed")
+
+// errReadOnly is returned by every write to a journal opened by
+// OpenReadOnly: a command that writes must open it with Open.
+var errReadOnly = errors.New("journal is open read-only (a bug: this command must open it for writing)")
 
 // badgerOptions are tuned for a CLI that opens the journal, does a little
 // and closes it, many times a minute: small memtables and caches (allocated
@@ -107,6 +113,42 @@ func Open(dir, root string) (*Journal, error) {
 	return j, nil
 }
 
+// ErrNeedsWrite means a journal cannot be opened read-only: it does not
+// exist yet, or badger must first repair its log after a crash. Open it
+// with Open.
+var ErrNeedsWrite = errors.New("the journal must be opened for writing")
+
+// OpenReadOnly opens an existing journal for reading only, for the
+// commands that only read the history (status, log). A read-write open
+// creates a memtable and a value-log file and syncs them away again at
+// close, which costs a listing more than reading it; a read-only open does
+// none of that. It refuses (ErrNeedsWrite, or the open's error) whatever
+// Open would first have to write or repair: the caller then uses Open.
+func OpenReadOnly(dir, root string) (*Journal, error) {
+	if root == "" {
+		return nil, fmt.Errorf("open journal %s: empty root", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
+		return nil, fmt.Errorf("open journal %s read-only: %w (%v)", dir, ErrNeedsWrite, err)
+	}
+	if busy, perr := dirLocked(dir); perr == nil && busy {
+		return nil, fmt.Errorf("open journal %s: %w", dir, ErrBusy)
+	}
+	db, err := openBadgerWith(dir, badgerOptions(dir).WithReadOnly(true))
+	if err != nil {
+		return nil, err
+	}
+	j := &Journal{dir: dir, root: root, db: db, readOnly: true}
+	if err := j.checkMeta(); err != nil {
+		j.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// ReadOnly reports whether j was opened by OpenReadOnly.
+func (j *Journal) ReadOnly() bool { return j.readOnly }
+
 // prepareDir creates dir 0700 (tightening an existing one) and refuses a
 // non-empty directory that holds no badger manifest: it is not a journal.
 func prepareDir(dir string) error {
@@ -159,13 +201,18 @@ func openBadger(dir string) (db *badger.DB, err error) {
 	if busy, perr := dirLocked(dir); perr == nil && busy {
 		return nil, fmt.Errorf("open journal %s: %w", dir, ErrBusy)
 	}
+	return openBadgerWith(dir, badgerOptions(dir))
+}
+
+// openBadgerWith opens badger with opt, its panics on damaged files turned
+// into ErrCorrupt.
+func openBadgerWith(dir string, opt badger.Options) (db *badger.DB, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			db, err = nil, fmt.Errorf("open journal %s: %w: badger panicked: %v", dir, ErrCorrupt, r)
 		}
 	}()
-	opt := badgerOptions(dir)
 	if err := checkTables(dir, opt); err != nil {
 		return nil, fmt.Errorf("open journal %s: %w", dir, classifyOpenError(err))
 	}
@@ -211,6 +258,9 @@ func (j *Journal) checkMeta() error {
 	})
 	if err != nil {
 		return fmt.Errorf("open journal %s: %w", j.dir, err)
+	}
+	if empty && j.readOnly {
+		return fmt.Errorf("open journal %s read-only: %w (it is empty)", j.dir, ErrNeedsWrite)
 	}
 	if empty {
 		err := j.db.Update(func(txn *badger.Txn) error {
@@ -265,7 +315,9 @@ func (j *Journal) Close() error {
 			done <- err
 		}()
 		j.closeErr = j.waitClose(done)
-		restrictFiles(j.dir)
+		if !j.readOnly {
+			restrictFiles(j.dir)
+		}
 	})
 	return j.closeErr
 }
@@ -300,6 +352,9 @@ func (j *Journal) Root() string { return j.root }
 func (j *Journal) Sync() error {
 	if j.closed.Load() {
 		return fmt.Errorf("sync journal %s: %w", j.dir, errClosed)
+	}
+	if j.readOnly {
+		return nil // nothing was written
 	}
 	if err := j.db.Sync(); err != nil {
 		return fmt.Errorf("sync journal %s: %w", j.dir, writeError(err))
@@ -533,6 +588,9 @@ func (j *Journal) DeleteChanges(id tasks.ID, paths []string) error {
 func (j *Journal) batch(op string, fn func(wb *spaceBatch) error) error {
 	if j.closed.Load() {
 		return fmt.Errorf("%s: %w", op, errClosed)
+	}
+	if j.readOnly {
+		return fmt.Errorf("%s: %w", op, errReadOnly)
 	}
 	if err := checkSpace(j.dir, 0, spaceReserve); err != nil {
 		return fmt.Errorf("%s: %w", op, err)

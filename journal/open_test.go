@@ -555,3 +555,130 @@ func TestEmptyLogFiles(t *testing.T) {
 		t.Fatalf("blob after reopen = %q, %v", b, err)
 	}
 }
+
+// TestOpenReadOnly: a read-only open reads what a read-write open wrote,
+// refuses every write, creates and removes no file of badger's in the
+// journal directory, and refuses what only a read-write open can do: create a
+// journal, open one another process holds, or one a killed process left
+// with unflushed records (which Open then repairs and reads).
+func TestOpenReadOnly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "j")
+	if _, err := OpenReadOnly(dir, "/r"); !errors.Is(err, ErrNeedsWrite) {
+		t.Fatalf("read-only open of no journal: %v, want ErrNeedsWrite", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("read-only open created the directory: %v", err)
+	}
+	j, err := Open(dir, "/r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := j.PutBytes(randomBytes(64 << 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Update(func(tx *Tx) error { return tx.PutTask(tasks.Task{ID: 3, Summary: "kept"}) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	listing := func() string {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, e := range entries {
+			if e.Name() == verifiedFile {
+				continue // the cache of checked tables, written at the first open after a table appears
+			}
+			info, _ := e.Info()
+			fmt.Fprintf(&b, "%s %d\n", e.Name(), info.Size())
+		}
+		return b.String()
+	}
+	before := listing()
+	for round := 0; round < 2; round++ {
+		r, err := OpenReadOnly(dir, "/r")
+		if err != nil {
+			t.Fatalf("read-only open: %v", err)
+		}
+		if !r.ReadOnly() {
+			t.Fatal("ReadOnly() is false")
+		}
+		if tk, err := r.Task(3); err != nil || tk.Summary != "kept" {
+			t.Fatalf("task read-only: %+v %v", tk, err)
+		}
+		if b, err := r.ReadBlob(ref); err != nil || len(b) != int(ref.Size) {
+			t.Fatalf("blob read-only: %d bytes, %v", len(b), err)
+		}
+		writes := map[string]error{
+			"Update":        r.Update(func(tx *Tx) error { return tx.PutTask(tasks.Task{ID: 4}) }),
+			"PutChanges":    r.PutChanges(4, []Change{{Path: "x"}}),
+			"ReclaimSpace":  func() error { _, err := r.ReclaimSpace(0.5); return err }(),
+			"PutBytes":      func() error { _, err := r.PutBytes([]byte("new content")); return err }(),
+			"PutStats":      r.PutStats(map[string]StatEntry{"p": {Kind: Dir}}, nil),
+			"SetState":      r.Update(func(tx *Tx) error { return tx.SetState(State{Active: 3}) }),
+			"second Update": r.Update(func(tx *Tx) error { return nil }),
+		}
+		for name, err := range writes {
+			if !errors.Is(err, errReadOnly) {
+				t.Errorf("%s on a read-only journal: %v, want errReadOnly", name, err)
+			}
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if after := listing(); after != before {
+			t.Fatalf("a read-only open changed the directory:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+	}
+	if _, err := OpenReadOnly(dir, "/other"); !errors.Is(err, ErrForeign) {
+		t.Fatalf("read-only open for another root: %v, want ErrForeign", err)
+	}
+
+	// Held by another process: busy, as for Open.
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHoldJournal$")
+	cmd.Env = append(os.Environ(), "JOURNAL_HOLD_DIR="+dir, "JOURNAL_HOLD_WRITE=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "open ") {
+		t.Fatalf("helper: %q %v", line, err)
+	}
+	if _, err := OpenReadOnly(dir, "/r"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("read-only open while another process holds it: %v, want ErrBusy", err)
+	}
+	// Killed with its last writes only in the memtable's log: a read-only
+	// open must not read a journal that needs repair (or must read it
+	// whole); Open repairs it.
+	cmd.Process.Kill()
+	cmd.Wait()
+	if r, err := OpenReadOnly(dir, "/r"); err == nil {
+		tk, terr := r.Task(7)
+		r.Close()
+		if terr != nil || tk.Summary != "durable" {
+			t.Fatalf("read-only open after kill misses the last update: %+v %v", tk, terr)
+		}
+	}
+	j, err = Open(dir, "/r")
+	if err != nil {
+		t.Fatalf("open after kill: %v", err)
+	}
+	if tk, err := j.Task(7); err != nil || tk.Summary != "durable" {
+		t.Fatalf("task after kill: %+v %v", tk, err)
+	}
+	j.Close()
+	if _, err := OpenReadOnly(dir, "/r"); err != nil {
+		t.Fatalf("read-only open after the repair: %v", err)
+	}
+}

@@ -228,6 +228,9 @@ func (j *Journal) ReclaimSpace(ratio float64) (rewritten int, err error) {
 	if j.closed.Load() {
 		return 0, fmt.Errorf("reclaim space of journal %s: %w", j.dir, errClosed)
 	}
+	if j.readOnly {
+		return 0, fmt.Errorf("reclaim space of journal %s: %w", j.dir, errReadOnly)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("reclaim space of journal %s: %w: badger panicked: %v", j.dir, ErrCorrupt, r)

@@ -27,6 +27,9 @@ func (j *Journal) Update(fn func(tx *Tx) error) (err error) {
 	if j.closed.Load() {
 		return fmt.Errorf("update journal %s: %w", j.dir, errClosed)
 	}
+	if j.readOnly {
+		return fmt.Errorf("update journal %s: %w", j.dir, errReadOnly)
+	}
 	if err := checkSpace(j.dir, 0, spaceReserve); err != nil {
 		return fmt.Errorf("update journal %s: %w", j.dir, err)
 	}
