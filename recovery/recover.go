@@ -104,6 +104,29 @@ func Recover(t Target) (Report, error) {
 	return r, nil
 }
 
+// Pending reports whether Recover has anything to finish in j: an
+// interrupted gc, a session still marked active (dead, as the caller holds
+// the lock) or an unfinished apply. A command that only reads opens the
+// journal read-only when nothing is pending (a stale mount, which Recover
+// also reports, is seen before the journal is opened).
+func Pending(j *journal.Journal) (bool, error) {
+	if p, err := j.GCPlan(); err != nil {
+		return false, fmt.Errorf("read gc plan: %w", err)
+	} else if p != nil {
+		return true, nil
+	}
+	if sessions, err := activeSessions(j); err != nil {
+		return false, err
+	} else if len(sessions) > 0 {
+		return true, nil
+	}
+	in, err := j.Intent()
+	if err != nil {
+		return false, fmt.Errorf("read intent: %w", err)
+	}
+	return in != nil, nil
+}
+
 func reasonOr(s string) string {
 	if s == "" {
 		return "apply"

@@ -45,25 +45,48 @@ func Open(root, stateDir, command string) (*Workspace, error) {
 func OpenWait(root, stateDir, command string, wait time.Duration) (*Workspace, error) {
 	l, held, err := WaitLock(stateDir, Holder{Pid: os.Getpid(), Command: command}, wait)
 	if err != nil {
-		if errors.Is(err, ErrLocked) {
-			if held != nil && held.Command == "run" {
-				return nil, &RunningError{Holder: *held}
-			}
-			pid := 0
-			if held != nil {
-				pid = held.Pid
-			}
-			return nil, fmt.Errorf("%w (pid %d, %s): wait for it to finish", ErrLocked, pid, describe(held))
-		}
-		return nil, err
+		return nil, lockError(err, held)
 	}
 	return OpenLocked(root, stateDir, l)
+}
+
+// lockError is the error of a lock held by held: a running session's
+// (RunningError) or another command's.
+func lockError(err error, held *Holder) error {
+	if !errors.Is(err, ErrLocked) {
+		return err
+	}
+	if held != nil && held.Command == "run" {
+		return &RunningError{Holder: *held}
+	}
+	pid := 0
+	if held != nil {
+		pid = held.Pid
+	}
+	return fmt.Errorf("%w (pid %d, %s): wait for it to finish", ErrLocked, pid, describe(held))
 }
 
 // OpenLocked opens root's journal and tree under l, the root's lock already
 // held (handed over by another process: HandOff, AdoptLock). The workspace
 // releases l when it closes, and when opening fails.
 func OpenLocked(root, stateDir string, l *Lock) (*Workspace, error) {
+	return openLocked(root, stateDir, l, false)
+}
+
+// OpenForReading is Open for a command that only reads the history
+// (status, log): its journal is opened read-only when it can be, which
+// spares the read-write open's files and syncs. The caller checks that
+// nothing needs recovering (recovery.Pending) and calls Writable if
+// something does.
+func OpenForReading(root, stateDir, command string) (*Workspace, error) {
+	l, held, err := WaitLock(stateDir, Holder{Pid: os.Getpid(), Command: command}, 10*time.Second)
+	if err != nil {
+		return nil, lockError(err, held)
+	}
+	return openLocked(root, stateDir, l, true)
+}
+
+func openLocked(root, stateDir string, l *Lock, readOnly bool) (*Workspace, error) {
 	// The active mark is gone while a command may move the files; Close
 	// writes it again.
 	removeActiveMark(stateDir)
@@ -72,10 +95,17 @@ func OpenLocked(root, stateDir string, l *Lock) (*Workspace, error) {
 		l.Release()
 		return nil, err
 	}
-	j, err := journal.Open(journalDir(stateDir), root)
-	if err != nil {
-		l.Release()
-		return nil, err
+	var j *journal.Journal
+	if readOnly && !unmounted {
+		// Whatever a read-only open refuses (no journal yet, a log to
+		// repair, damage), the read-write open below handles or reports.
+		j, _ = journal.OpenReadOnly(journalDir(stateDir), root)
+	}
+	if j == nil {
+		if j, err = journal.Open(journalDir(stateDir), root); err != nil {
+			l.Release()
+			return nil, err
+		}
 	}
 	tree, err := os.OpenRoot(root)
 	if err != nil {
@@ -94,6 +124,24 @@ func describe(h *Holder) string {
 }
 
 func journalDir(stateDir string) string { return stateDir + string(os.PathSeparator) + "journal" }
+
+// Writable reopens a journal opened read-only (OpenForReading) for
+// writing, the root's lock kept; a no-op when it is writable already.
+func (w *Workspace) Writable() error {
+	if !w.Journal.ReadOnly() {
+		return nil
+	}
+	if err := w.Journal.Close(); err != nil {
+		return err
+	}
+	j, err := journal.Open(journalDir(w.StateDir), w.Root)
+	if err != nil {
+		w.Journal = nil
+		return err
+	}
+	w.Journal = j
+	return nil
+}
 
 // Lock returns the workspace's lock, so a session can describe itself in it.
 func (w *Workspace) Lock() *Lock { return w.lock }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -294,7 +295,11 @@ func (a *app) withWorkspace(command string, fn func(ws *session.Workspace) error
 	if err := a.orphaned(command); err != nil {
 		return err
 	}
-	ws, err := session.Open(a.rootDir, a.state, command)
+	open := session.Open
+	if readsOnly(command) {
+		open = session.OpenForReading
+	}
+	ws, err := open(a.rootDir, a.state, command)
 	var re *session.RunningError
 	if errors.As(err, &re) {
 		if !forwarded[command] {
@@ -306,6 +311,9 @@ func (a *app) withWorkspace(command string, fn func(ws *session.Workspace) error
 		return err
 	}
 	defer ws.Close()
+	if err := writableIfPending(ws); err != nil {
+		return err
+	}
 	// verify only reads: it must work even when finishing an interrupted
 	// apply fails on the damage it is there to find.
 	if command != "verify" {
@@ -320,6 +328,42 @@ func (a *app) withWorkspace(command string, fn func(ws *session.Workspace) error
 		}
 	}
 	return fn(ws)
+}
+
+// readsOnly reports whether command only reads the history, so its
+// journal may be opened read-only (session.OpenForReading).
+func readsOnly(command string) bool {
+	return command == "status" || command == "log"
+}
+
+// writableIfPending reopens a read-only journal for writing when recovery
+// has something to finish (a dead session, an unfinished apply or gc, the
+// records of a session to ingest): a reading command finishes it first, as
+// every command does.
+func writableIfPending(ws *session.Workspace) error {
+	if !ws.Journal.ReadOnly() {
+		return nil
+	}
+	pending, err := recovery.Pending(ws.Journal)
+	if err == nil && !pending && !sessionRecordsLeft(ws.StateDir) {
+		return nil
+	}
+	return ws.Writable()
+}
+
+// sessionRecordsLeft reports whether a session's own records (its actions
+// log, its proxies) are still in the state dir for ingestPending.
+func sessionRecordsLeft(stateDir string) bool {
+	entries, err := os.ReadDir(filepath.Join(stateDir, "sessions"))
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if _, err := strconv.ParseUint(e.Name(), 10, 64); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // orphaned refuses a command that a session's child (the agent, or a
