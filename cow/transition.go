@@ -30,6 +30,10 @@ type TransitionOptions struct {
 	RootPath string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// Tree is the history as the caller read it, nothing written since
+	// (nil: Transition reads it). Unused when an unfinished apply is
+	// finished first. Reading 10,000 tasks once instead of twice.
+	Tree *tasks.Tree
 }
 
 func (o TransitionOptions) now() time.Time {
@@ -64,7 +68,8 @@ type TransitionResult struct {
 // ErrUnsupported (fifos on Windows) comes with a completed transition: only
 // the listed paths were skipped.
 func Transition(j *journal.Journal, root *os.Root, to tasks.ID, opts TransitionOptions) (TransitionResult, error) {
-	if _, err := FinishIntent(j, root, opts.Progress); err != nil {
+	finished, err := FinishIntent(j, root, opts.Progress)
+	if err != nil {
 		if errors.Is(err, ErrUnsupported) {
 			return TransitionResult{}, err
 		}
@@ -74,9 +79,11 @@ func Transition(j *journal.Journal, root *os.Root, to tasks.ID, opts TransitionO
 	if err != nil {
 		return TransitionResult{}, fmt.Errorf("transition: %w", err)
 	}
-	tree, err := j.Tree()
-	if err != nil {
-		return TransitionResult{}, fmt.Errorf("transition: %w", err)
+	tree := opts.Tree
+	if tree == nil || finished {
+		if tree, err = j.Tree(); err != nil {
+			return TransitionResult{}, fmt.Errorf("transition: %w", err)
+		}
 	}
 	if !tree.Has(to) {
 		return TransitionResult{}, fmt.Errorf("transition: %w %d", tasks.ErrUnknown, to)
@@ -507,13 +514,7 @@ func sameChanges(a, b []Change) bool {
 	return true
 }
 
-func maxID(tree *tasks.Tree) tasks.ID {
-	all := tree.All()
-	if len(all) == 0 {
-		return tasks.Base
-	}
-	return all[len(all)-1].ID
-}
+func maxID(tree *tasks.Tree) tasks.ID { return tree.MaxID() }
 
 // RecordOutside records changes found outside any session (a copy-mode
 // session's first scan differing from the stat cache) as an outside task,

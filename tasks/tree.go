@@ -101,7 +101,7 @@ func NewTree(list []Task) (*Tree, error) {
 // caller must not use afterwards. For a list read only to build the tree
 // (a history of thousands of tasks, read on every listing).
 func AdoptTree(own []Task) (*Tree, error) {
-	t := &Tree{tasks: make(map[ID]*Task, len(own)), children: make(map[ID][]ID), order: make([]*Task, 0, len(own))}
+	t := &Tree{tasks: make(map[ID]*Task, len(own)), children: make(map[ID][]ID, len(own)), order: make([]*Task, 0, len(own))}
 	for i := range own {
 		task := &own[i]
 		if task.ID == Base {
@@ -148,6 +148,14 @@ func (t *Tree) Get(id ID) (Task, bool) {
 		return Task{}, false
 	}
 	return *task, true
+}
+
+// MaxID is the highest task id, Base when there is no task.
+func (t *Tree) MaxID() ID {
+	if len(t.order) == 0 {
+		return Base
+	}
+	return t.order[len(t.order)-1].ID
 }
 
 // Len is the number of tasks (the base not counted).

@@ -45,7 +45,7 @@ func TestAdoptTreeAndEach(t *testing.T) {
 	for task := range tr.Each() {
 		got = append(got, task.ID)
 	}
-	if !reflect.DeepEqual(got, []ID{1, 2, 3}) || tr.Len() != 3 || len(tr.All()) != 3 {
+	if !reflect.DeepEqual(got, []ID{1, 2, 3}) || tr.Len() != 3 || len(tr.All()) != 3 || tr.MaxID() != 3 {
 		t.Fatalf("Each = %v, Len = %d, All = %v; want ids 1, 2, 3", got, tr.Len(), tr.All())
 	}
 	n := 0
@@ -55,6 +55,9 @@ func TestAdoptTreeAndEach(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("Each went on after break: %d", n)
+	}
+	if empty, err := AdoptTree(nil); err != nil || empty.MaxID() != Base || empty.Len() != 0 {
+		t.Fatalf("empty tree: MaxID %d, Len %d, %v", empty.MaxID(), empty.Len(), err)
 	}
 	if _, err := AdoptTree([]Task{{ID: 2, Parent: 1}}); err == nil {
 		t.Fatal("AdoptTree took a task whose parent is missing")

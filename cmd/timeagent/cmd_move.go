@@ -256,6 +256,7 @@ func (a *app) move(action string, o moveOptions, target targetFunc) error {
 			Progress: a.progress(),
 			Cwd:      a.cwd,
 			RootPath: ws.Root,
+			Tree:     tree,
 		})
 		if errors.Is(err, cow.ErrDrift) {
 			a.printDrift(res)
