@@ -289,6 +289,7 @@ func (a *app) withWorkspace(command string, fn func(ws *session.Workspace) error
 	if a.active != nil {
 		return fn(a.active.W)
 	}
+	relaxGC()
 	if err := a.locate(); err != nil {
 		return err
 	}

@@ -22,7 +22,8 @@ type taskJSON struct {
 	// Tags are the task's names (timeagent tag), sorted; [] when none.
 	Tags []string `json:"tags"`
 	// created is Created before formatting, so the human log need not
-	// parse it back (zero when the document came from elsewhere).
+	// format and parse it back (zero when the document came from
+	// elsewhere: then Created is used).
 	created time.Time
 }
 
@@ -81,8 +82,11 @@ func (a *app) runLog(ws *session.Workspace, color, touching string) error {
 	for t := range tree.Each() {
 		out.Tasks = append(out.Tasks, taskJSON{ID: uint64(t.ID), Parent: uint64(t.Parent), Summary: t.Summary,
 			Kind: string(t.Kind), Status: string(statuses[t.ID]), HasBranches: tree.HasBranches(t.ID),
-			Session: t.Session, Created: jsonTime(t.Created), Ended: jsonTime(t.Ended), Files: t.Files,
-			Tags: append([]string{}, byTask[t.ID]...), created: t.Created})
+			Session: t.Session, Files: t.Files, Tags: append([]string{}, byTask[t.ID]...), created: t.Created})
+		if a.json { // the human log formats created itself
+			tj := &out.Tasks[len(out.Tasks)-1]
+			tj.Created, tj.Ended = jsonTime(t.Created), jsonTime(t.Ended)
+		}
 	}
 	if touching != "" {
 		if out.Tasks, err = tasksTouching(j, out.Tasks, touching); err != nil {

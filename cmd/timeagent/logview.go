@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -43,24 +44,34 @@ func (p logPalette) paint(color, s string) string {
 // graph draws cells, each lane in its colour (blanks left plain), the
 // node as mark, without trailing blanks.
 func (p logPalette) graph(cells []lanes.Cell, mark string) string {
+	return string(p.appendGraph(nil, cells, mark))
+}
+
+// appendGraph is graph appending to b.
+func (p logPalette) appendGraph(b []byte, cells []lanes.Cell, mark string) []byte {
 	if len(p.lanes) == 0 {
-		return lanes.Draw(cells, mark)
+		return lanes.AppendDraw(b, cells, mark)
 	}
-	var b strings.Builder
+	n := len(b)
 	for l, c := range cells {
 		s := c.String()
 		if c == lanes.Mark {
 			s = mark + " "
 		}
 		for _, r := range s {
-			if r == ' ' || len(p.lanes) == 0 {
-				b.WriteRune(r)
+			if r == ' ' {
+				b = append(b, ' ')
 				continue
 			}
-			b.WriteString(p.paint(p.lanes[l%len(p.lanes)], string(r)))
+			b = append(b, p.lanes[l%len(p.lanes)]...)
+			b = utf8.AppendRune(b, r)
+			b = append(b, p.reset...)
 		}
 	}
-	return strings.TrimRight(b.String(), " ")
+	for len(b) > n && b[len(b)-1] == ' ' {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // Node glyphs: the active task, another task, the base.
@@ -76,32 +87,37 @@ func printLog(w io.Writer, doc logJSON, p logPalette) {
 		fmt.Fprintln(w, "no tasks yet: run an agent with `timeagent run COMMAND`")
 		return
 	}
-	rows := make([]taskJSON, 0, len(doc.Tasks)+1)
-	nodes := make([]lanes.Node, 0, len(doc.Tasks)+1)
-	for i := len(doc.Tasks) - 1; i >= 0; i-- {
-		t := doc.Tasks[i]
-		rows = append(rows, t)
-		nodes = append(nodes, lanes.Node{ID: t.ID, Parent: t.Parent})
-	}
+	// Rows go newest first, the base last; doc.Tasks is oldest first.
 	base := taskJSON{ID: uint64(tasks.Base), HasBranches: doc.BaseBranches, Summary: "(base: before the first task)"}
 	if doc.ActiveTask == uint64(tasks.Base) {
 		base.Status = string(tasks.StatusCurrent)
 	}
-	rows = append(rows, base)
-	nodes = append(nodes, lanes.Node{ID: uint64(tasks.Base), Parent: uint64(tasks.Base)})
-	layout := lanes.Layout(nodes)
-	graphWidth := 2*lanes.Width(layout) - 1
-	idWidth := len(fmt.Sprint(rows[0].ID))
+	row := func(i int) *taskJSON {
+		if i == len(doc.Tasks) {
+			return &base
+		}
+		return &doc.Tasks[len(doc.Tasks)-1-i]
+	}
+	nodes := make([]lanes.Node, 0, len(doc.Tasks)+1)
 	sessWidth := 0
-	for _, t := range rows {
+	for i := 0; i <= len(doc.Tasks); i++ {
+		t := row(i)
+		nodes = append(nodes, lanes.Node{ID: t.ID, Parent: t.Parent})
 		if t.Session != 0 {
-			sessWidth = max(sessWidth, len(fmt.Sprintf("session %d", t.Session)))
+			sessWidth = max(sessWidth, len("session ")+len(strconv.FormatUint(t.Session, 10)))
 		}
 	}
-	for i, t := range rows {
-		r := layout[i]
+	layout := lanes.Layout(nodes)
+	graphWidth := 2*lanes.Width(layout) - 1
+	idWidth := len(strconv.FormatUint(row(0).ID, 10))
+	// Rows are built by appending to one buffer: fmt per row cost most of
+	// the time of a 10,000-task log.
+	var line, plain []byte
+	for i, r := range layout {
+		t := row(i)
 		if r.Joins != nil {
-			fmt.Fprintln(w, p.graph(r.Joins, ""))
+			line = append(p.appendGraph(line[:0], r.Joins, ""), '\n')
+			w.Write(line)
 		}
 		glyph := glyphTask
 		switch {
@@ -110,15 +126,38 @@ func printLog(w io.Writer, doc logJSON, p logPalette) {
 		case t.Status == string(tasks.StatusCurrent):
 			glyph = glyphActive
 		}
-		g := p.graph(r.Line, glyph)
-		plain := g
+		line = p.appendGraph(line[:0], r.Line, glyph)
+		width := utf8.RuneCount(line)
 		if len(p.lanes) > 0 {
-			plain = lanes.Draw(r.Line, glyph)
+			plain = lanes.AppendDraw(plain[:0], r.Line, glyph)
+			width = utf8.RuneCount(plain)
 		}
-		pad := graphWidth - utf8.RuneCountInString(plain)
-		fmt.Fprintf(w, "%s%s  %s %s  %s\n", g, strings.Repeat(" ", max(pad, 0)), p.marks(t),
-			p.paint(p.id, fmt.Sprintf("%*d", idWidth, t.ID)), p.describe(t, sessWidth))
+		line = appendPad(line, graphWidth-width)
+		line = append(line, "  "...)
+		line = append(line, p.marks(*t)...)
+		line = append(line, ' ')
+		id := strconv.AppendUint(nil, t.ID, 10)
+		if p.id != "" {
+			line = append(line, p.id...)
+		}
+		line = appendPad(line, idWidth-len(id))
+		line = append(line, id...)
+		if p.id != "" {
+			line = append(line, p.reset...)
+		}
+		line = append(line, "  "...)
+		line = p.appendDescribe(line, *t, sessWidth)
+		line = append(line, '\n')
+		w.Write(line)
 	}
+}
+
+// appendPad appends n blanks (none when n <= 0).
+func appendPad(b []byte, n int) []byte {
+	for ; n > 0; n-- {
+		b = append(b, ' ')
+	}
+	return b
 }
 
 // marks is the two marker columns: → or ↯, then ⎇.
@@ -136,35 +175,38 @@ func (p logPalette) marks(t taskJSON) string {
 	return s + " "
 }
 
-// describe is the rest of a task's row: time, session, paths changed,
-// summary and tags (the base has only its summary).
-func (p logPalette) describe(t taskJSON, sessWidth int) string {
+// appendDescribe appends the rest of a task's row: time, session, paths
+// changed, summary and tags (the base has only its summary).
+func (p logPalette) appendDescribe(b []byte, t taskJSON, sessWidth int) []byte {
 	if t.ID == uint64(tasks.Base) {
-		return t.Summary
+		return append(b, t.Summary...)
 	}
-	sess := ""
-	if t.Session != 0 {
-		sess = fmt.Sprintf("session %d", t.Session)
-	}
-	var b strings.Builder
-	when := ""
+	n := len(b)
 	if t.created.IsZero() {
-		when = shortTime(t.Created)
+		b = append(b, shortTime(t.Created)...)
 	} else {
-		when = t.created.Local().Format("2006-01-02 15:04")
+		b = t.created.Local().AppendFormat(b, "2006-01-02 15:04")
 	}
-	fmt.Fprintf(&b, "%-16s  ", when)
+	b = appendPad(b, 16-utf8.RuneCount(b[n:]))
+	b = append(b, "  "...)
 	if sessWidth > 0 {
-		fmt.Fprintf(&b, "%-*s  ", sessWidth, sess)
+		n = len(b)
+		if t.Session != 0 {
+			b = strconv.AppendUint(append(b, "session "...), t.Session, 10)
+		}
+		b = append(appendPad(b, sessWidth-(len(b)-n)), "  "...)
 	}
-	fmt.Fprintf(&b, "%-9s  ", plural.Count(t.Files, "path"))
-	summary := t.Summary
+	n = len(b)
+	b = append(b, plural.Count(t.Files, "path")...)
+	b = append(appendPad(b, 9-(len(b)-n)), "  "...)
 	if t.Kind == string(tasks.KindOutside) {
-		summary = "[outside] " + summary
+		b = append(b, escapeName("[outside] "+t.Summary)...)
+	} else {
+		b = append(b, escapeName(t.Summary)...)
 	}
-	b.WriteString(escapeName(summary))
 	if len(t.Tags) > 0 {
-		b.WriteString("  " + p.paint(p.tag, "["+strings.Join(t.Tags, ", ")+"]"))
+		b = append(b, "  "...)
+		b = append(b, p.paint(p.tag, "["+strings.Join(t.Tags, ", ")+"]")...)
 	}
-	return b.String()
+	return b
 }

@@ -6,8 +6,6 @@
 // nothing of tasks, journals, colours or terminals.
 package lanes
 
-import "strings"
-
 // Node is one row's node: its id and its parent's. A node whose parent is
 // not among the nodes laid out (the base, or a parent filtered away) ends
 // its lane.
@@ -50,17 +48,25 @@ type Row struct {
 // Draw renders cells with mark as the node's glyph, each cell two columns
 // wide, without trailing blanks.
 func Draw(cells []Cell, mark string) string {
-	var b strings.Builder
-	b.Grow(4 * len(cells)) // box-drawing runes are 3 bytes, then a blank
+	return string(AppendDraw(make([]byte, 0, 4*len(cells)), cells, mark))
+}
+
+// AppendDraw is Draw appending to b (a log of thousands of rows reuses one
+// buffer).
+func AppendDraw(b []byte, cells []Cell, mark string) []byte {
+	n := len(b)
 	for _, c := range cells {
 		if c == Mark {
-			b.WriteString(mark)
-			b.WriteByte(' ')
+			b = append(b, mark...)
+			b = append(b, ' ')
 			continue
 		}
-		b.WriteString(c.String())
+		b = append(b, c.String()...)
 	}
-	return strings.TrimRight(b.String(), " ")
+	for len(b) > n && b[len(b)-1] == ' ' {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // Width is the number of lanes of the widest line of rows.
