@@ -84,6 +84,11 @@ func badgerOptions(dir string) badger.Options {
 		WithCompactL0OnClose(false)
 }
 
+// compactLevel0At is the number of level-0 tables at which a read-write
+// open compacts level 0 when it closes (badger's own compactors want 4, but
+// do not get the time in a command that lives 50 ms).
+const compactLevel0At = 8
+
 // Open opens (creating if needed) the journal in dir for root. It refuses a
 // journal that records another root (ErrForeign) or another schema version
 // (ErrSchema), and a directory another process holds (ErrBusy).
@@ -213,8 +218,16 @@ func openBadgerWith(dir string, opt badger.Options) (db *badger.DB, err error) {
 			db, err = nil, fmt.Errorf("open journal %s: %w: badger panicked: %v", dir, ErrCorrupt, r)
 		}
 	}()
-	if err := checkTables(dir, opt); err != nil {
+	level0, err := checkTables(dir, opt)
+	if err != nil {
 		return nil, fmt.Errorf("open journal %s: %w", dir, classifyOpenError(err))
+	}
+	if level0 >= compactLevel0At && !opt.ReadOnly {
+		// Each command that writes leaves one more table in level 0 when
+		// it closes, and a command ends before badger's background
+		// compaction starts: level 0 would grow without end, and every open
+		// and read go through all of it. This command's close merges it.
+		opt = opt.WithCompactL0OnClose(true)
 	}
 	db, err = badger.Open(opt)
 	if err != nil {

@@ -682,3 +682,46 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Fatalf("read-only open after the repair: %v", err)
 	}
 }
+
+// TestLevel0Bounded: every command that writes closes with one more table
+// in level 0, and ends before badger's compactors start; the open that
+// finds compactLevel0At of them merges them at its close, so level 0 stays
+// bounded over many short commands, and nothing written is lost.
+func TestLevel0Bounded(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "j")
+	most := 0
+	for i := 1; i <= 30; i++ {
+		j, err := Open(dir, "/r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Update(func(tx *Tx) error {
+			return tx.PutTask(tasks.Task{ID: tasks.ID(i), Summary: fmt.Sprintf("command %d", i)})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+		level0, err := checkTables(dir, badgerOptions(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, level0)
+	}
+	if most > compactLevel0At {
+		t.Fatalf("level 0 reached %d tables over 30 short commands, want at most %d", most, compactLevel0At)
+	}
+	if most < compactLevel0At {
+		t.Fatalf("level 0 reached only %d tables: each close should add one (the test tests nothing)", most)
+	}
+	j, err := OpenReadOnly(dir, "/r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	list, err := j.Tasks()
+	if err != nil || len(list) != 30 {
+		t.Fatalf("after the compactions: %d tasks, %v", len(list), err)
+	}
+}

@@ -23,7 +23,8 @@ import (
 // goroutines of its own, where a damaged footer is an unrecoverable panic
 // (or log.Fatal) that would kill the process; found here, it is ErrCorrupt.
 // The cost is one read of each table's index, which badger reads anyway.
-func checkTables(dir string, opt badger.Options) (err error) {
+// It returns the number of tables in level 0.
+func checkTables(dir string, opt badger.Options) (level0 int, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -32,22 +33,22 @@ func checkTables(dir string, opt badger.Options) (err error) {
 	}()
 	f, err := os.Open(filepath.Join(dir, "MANIFEST"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil // a new journal
+		return 0, nil // a new journal
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer f.Close()
 	m, valid, err := badger.ReplayManifestFile(f, opt.ExternalMagicVersion, opt)
 	if err != nil {
-		return fmt.Errorf("%w: manifest: %v", ErrCorrupt, err)
+		return 0, fmt.Errorf("%w: manifest: %v", ErrCorrupt, err)
 	}
 	if fi, err := f.Stat(); err == nil && valid < fi.Size() {
 		// The manifest ends in bytes badger will cut off. Tables that are
 		// on disk but no longer listed would be deleted by badger as
 		// leftovers of an interrupted compaction, losing their records.
 		if orphan := unlistedTable(dir, m); orphan != "" {
-			return fmt.Errorf("%w: manifest damaged after byte %d of %d: table %s is not listed",
+			return 0, fmt.Errorf("%w: manifest damaged after byte %d of %d: table %s is not listed",
 				ErrCorrupt, valid, fi.Size(), orphan)
 		}
 	}
@@ -55,15 +56,18 @@ func checkTables(dir string, opt badger.Options) (err error) {
 	changed := false
 	for id, tm := range m.Tables {
 		name := table.NewFilename(id, dir)
+		if tm.Level == 0 {
+			level0++
+		}
 		size, err := checkTable(name)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if verified[id] == size || tm.KeyID != 0 {
 			continue
 		}
 		if err := checkBlocks(name, id, tm.Compression); err != nil {
-			return err
+			return 0, err
 		}
 		verified[id] = size
 		changed = true
@@ -77,7 +81,7 @@ func checkTables(dir string, opt badger.Options) (err error) {
 	if changed {
 		saveVerified(dir, verified)
 	}
-	return nil
+	return level0, nil
 }
 
 // verifiedFile lists the tables whose every block checksum was verified,
