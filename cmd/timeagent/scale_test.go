@@ -22,7 +22,9 @@ const historyTasks = 10000
 // branch every 100 tasks, a tag every 1,000) straight into a root's
 // journal, then times the commands a user runs on it as processes:
 // version (the program's start), log, status (each the median of 7
-// runs), switch to the previous task and back (the median of 3), gc --dry-run, gc with the default policy (every task is
+// runs), switch to the previous task and back (151 paths written each way:
+// the previous task is on another branch), undo and redo (one path each;
+// the median of 3), gc --dry-run, gc with the default policy (every task is
 // over 30 days old: all but the 10 tagged and the active one go), gc again
 // (nothing left to drop) and log again. The history is not made by
 // sessions (that would take hours): the paths are not in the root. Run with
@@ -65,6 +67,17 @@ func BenchmarkHistory10k(b *testing.B) {
 		slices.Sort(back)
 		b.ReportMetric(ms(sw[1]), "switch-ms")
 		b.ReportMetric(ms(back[1]), "switch-back-ms")
+		// undo and redo: one path written each, so the history's reading
+		// is most of it.
+		var undo, redo []time.Duration
+		for range 3 {
+			undo = append(undo, run("undo"))
+			redo = append(redo, run("redo"))
+		}
+		slices.Sort(undo)
+		slices.Sort(redo)
+		b.ReportMetric(ms(undo[1]), "undo-ms")
+		b.ReportMetric(ms(redo[1]), "redo-ms")
 		run("switch", fmt.Sprint(historyTasks-1))
 		moved := pathOf(historyTasks)
 		got, err := os.ReadFile(filepath.Join(root, moved))
