@@ -483,10 +483,10 @@ func TestHelperHoldJournal(t *testing.T) {
 	os.Exit(0)
 }
 
-// TestReopenAfterKill kills a process holding the journal right after its
-// Update returned: the update is there and the journal opens cleanly.
-func TestReopenAfterKill(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "j")
+// startWritingHolder starts TestHelperHoldJournal on dir with a write,
+// and returns it once it has written, with its "open HASH SIZE" line.
+func startWritingHolder(t *testing.T, dir string) (*exec.Cmd, string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHoldJournal$")
 	cmd.Env = append(os.Environ(), "JOURNAL_HOLD_DIR="+dir, "JOURNAL_HOLD_WRITE=1")
 	stdout, err := cmd.StdoutPipe()
@@ -503,6 +503,14 @@ func TestReopenAfterKill(t *testing.T) {
 	if err != nil || !strings.HasPrefix(line, "open ") {
 		t.Fatalf("helper: %q %v", line, err)
 	}
+	return cmd, line
+}
+
+// TestReopenAfterKill kills a process holding the journal right after its
+// Update returned: the update is there and the journal opens cleanly.
+func TestReopenAfterKill(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "j")
+	cmd, line := startWritingHolder(t, dir)
 	cmd.Process.Kill()
 	cmd.Wait()
 	var ref BlobRef
@@ -639,22 +647,7 @@ func TestOpenReadOnly(t *testing.T) {
 	}
 
 	// Held by another process: busy, as for Open.
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHoldJournal$")
-	cmd.Env = append(os.Environ(), "JOURNAL_HOLD_DIR="+dir, "JOURNAL_HOLD_WRITE=1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "open ") {
-		t.Fatalf("helper: %q %v", line, err)
-	}
+	cmd, _ := startWritingHolder(t, dir)
 	if _, err := OpenReadOnly(dir, "/r"); !errors.Is(err, ErrBusy) {
 		t.Fatalf("read-only open while another process holds it: %v, want ErrBusy", err)
 	}
