@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -132,6 +133,10 @@ var ErrNeedsWrite = errors.New("the journal must be opened for writing")
 func OpenReadOnly(dir, root string) (*Journal, error) {
 	if root == "" {
 		return nil, fmt.Errorf("open journal %s: empty root", dir)
+	}
+	if runtime.GOOS == "windows" {
+		// badger refuses read-only opens there (ErrWindowsNotSupported).
+		return nil, fmt.Errorf("open journal %s read-only: %w (not on Windows)", dir, ErrNeedsWrite)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
 		return nil, fmt.Errorf("open journal %s read-only: %w (%v)", dir, ErrNeedsWrite, err)
