@@ -41,13 +41,8 @@ func (p logPalette) paint(color, s string) string {
 	return color + s + p.reset
 }
 
-// graph draws cells, each lane in its colour (blanks left plain), the
-// node as mark, without trailing blanks.
-func (p logPalette) graph(cells []lanes.Cell, mark string) string {
-	return string(p.appendGraph(nil, cells, mark))
-}
-
-// appendGraph is graph appending to b.
+// appendGraph appends cells, each lane in its colour (blanks left plain),
+// the node as mark, without trailing blanks.
 func (p logPalette) appendGraph(b []byte, cells []lanes.Cell, mark string) []byte {
 	if len(p.lanes) == 0 {
 		return lanes.AppendDraw(b, cells, mark)
