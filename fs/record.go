@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"syscall"
 	"time"
 
@@ -57,8 +58,25 @@ func (o *Overlay) stateOf(p string) (journal.NodeState, error) {
 		}
 		return journal.NodeState{Kind: journal.File, Mode: mode, Size: ref.Size, Blob: ref}, nil
 	}
-	// Sockets and devices are not recorded (design decision 5).
+	// Sockets and devices are not recorded (design decision 5): their
+	// path is reported (Skipped), as a copy-mode scan does.
+	o.skipped[p] = true
 	return journal.NodeState{}, nil
+}
+
+// Skipped returns, sorted, the paths of the sockets and device files the
+// view created, changed or removed since the last call: the journal records
+// nothing of them (design decision 5), as a copy-mode scan skips them.
+func (o *Overlay) Skipped() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := make([]string, 0, len(o.skipped))
+	for p := range o.skipped {
+		s = append(s, p)
+	}
+	clear(o.skipped)
+	sort.Strings(s)
+	return s
 }
 
 // blobOf returns the content blob of the file p.
