@@ -78,6 +78,8 @@ type Overlay struct {
 	staged        map[string]stagedCopy      // lower files copied outside o.mu, for copyUp (content.go)
 	lowerFlagsOf  map[string][2]bool         // immutable, append-only of lower objects (flags.go)
 	skipped       map[string]bool            // sockets and devices met by a record, not yet reported (Skipped)
+	specials      map[string]bool            // every path skipped, for RemovedSpecials
+	removedSpec   []string                   // RemovedSpecials, once unmounted
 	unmounted     bool
 	passthrough   atomic.Bool  // the kernel passes opened upper files through (passthrough.go); set once serving
 	writes        atomic.Int64 // WRITE requests served (passthrough writes never come)
@@ -147,6 +149,7 @@ func mount(opts Options, st store) (*Overlay, error) {
 		staged:       map[string]stagedCopy{},
 		lowerFlagsOf: map[string][2]bool{},
 		skipped:      map[string]bool{},
+		specials:     map[string]bool{},
 		hashed:       map[uint64]*hashEntry{},
 	}
 	if o.logf == nil {
@@ -340,6 +343,9 @@ func (o *Overlay) Unmount() error {
 	if err := o.Flush(); err != nil && ferr == nil {
 		ferr = err
 	}
+	o.mu.Lock()
+	o.removedSpec = o.goneSpecials()
+	o.mu.Unlock()
 	o.lower.close()
 	if ferr != nil {
 		return fmt.Errorf("unmount %s: %w", o.path, ferr)
