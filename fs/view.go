@@ -183,9 +183,11 @@ func (o *Overlay) copyUp(p string) error {
 			return fmt.Errorf("copy up %s: %w", p, err)
 		}
 	}
-	// After the chown, which would drop security.capability.
+	// After the chown, which would drop security.capability. An attribute
+	// the staging filesystem cannot hold (too large) is logged, not a
+	// failure of the agent's change.
 	if err := o.copyXattrs(p, up); err != nil {
-		return fmt.Errorf("copy up %s: %w", p, err)
+		o.logf("copy up %s: %v", p, err)
 	}
 	ts := []unix.Timespec{statAtime(st), statMtime(st)}
 	if err := unix.UtimesNanoAt(unix.AT_FDCWD, up, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
