@@ -31,7 +31,9 @@ func TestApplyKeepsXattrs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := func(mode os.FileMode) NodeState { return NodeState{Kind: fileKind, Mode: mode, Size: ref.Size, Blob: ref} }
+	file := func(mode os.FileMode) NodeState {
+		return NodeState{Kind: fileKind, Mode: mode, Size: ref.Size, Blob: ref}
+	}
 	root := openRoot(t, dir)
 	target := map[string]NodeState{"a.txt": file(0o644), "sub/b.txt": file(0o644), "mode.txt": file(0o600), "new.txt": file(0o644)}
 	if _, err := Apply(root, blobs, target, nil); err != nil {
