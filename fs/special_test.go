@@ -92,6 +92,14 @@ func TestUnixSocketInView(t *testing.T) {
 	if s := o.Skipped(); len(s) != 0 {
 		t.Fatalf("skipped reported twice: %q", s)
 	}
+	// The session's end removes from the real tree what the view removed
+	// of it: the socket it had before the mount.
+	if err := o.Unmount(); err != nil {
+		t.Fatal(err)
+	}
+	if s := o.RemovedSpecials(); !slices.Equal(s, []string{"lower/old.sock"}) {
+		t.Fatalf("removed specials %q, want lower/old.sock", s)
+	}
 }
 
 // TestDeviceNodes makes device nodes in the view: root may, like on a
