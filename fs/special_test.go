@@ -121,17 +121,24 @@ func TestDeviceNodes(t *testing.T) {
 		name, kind string
 		mode       uint32
 		uid        uint32
+		capMknod   bool
 		ok         bool
 	}{
-		{"char.dev", "c", unix.S_IFCHR, 0, true},
-		{"block.dev", "b", unix.S_IFBLK, 0, true},
-		{"user-char.dev", "c", unix.S_IFCHR, 65534, false},
-		{"user-block.dev", "b", unix.S_IFBLK, 65534, false},
+		{"char.dev", "c", unix.S_IFCHR, 0, false, true},
+		{"block.dev", "b", unix.S_IFBLK, 0, false, true},
+		{"user-char.dev", "c", unix.S_IFCHR, 65534, false, false},
+		{"user-block.dev", "b", unix.S_IFBLK, 65534, false, false},
+		// With CAP_MKNOD the kernel lets another user's request through:
+		// the overlay refuses it.
+		{"user-capable.dev", "c", unix.S_IFCHR, 65534, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(o.root, "lower", tc.name)
 			cmd := exec.Command("mknod", "-m", "0640", p, tc.kind, "1", "3")
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: tc.uid, Gid: tc.uid}}
+			if tc.capMknod {
+				cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_MKNOD}
+			}
 			out, err := cmd.CombinedOutput()
 			if !tc.ok {
 				if err == nil || !bytes.Contains(out, []byte("Operation not permitted")) {
