@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"sync"
 )
 
@@ -92,6 +93,15 @@ func (a *applier) stageFile(job fillJob) error {
 		return fmt.Errorf("apply %s: %w", job.p, err)
 	}
 	err = a.fillFile(f, job.t)
+	if err == nil {
+		// Before the rename, and after the last write (which would drop
+		// security.capability).
+		if xerr := keepXattrs(d, path.Base(job.p), job.tmp); xerr != nil {
+			f.Close()
+			_ = d.remove(job.tmp)
+			return fmt.Errorf("apply %s: %w", job.p, xerr)
+		}
+	}
 	switch {
 	case err != nil:
 		f.Close()

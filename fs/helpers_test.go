@@ -118,6 +118,8 @@ func snapshot(t tb, dir string) map[string]string {
 			out[rel] = fmt.Sprintf("dir %v", mode.Perm()|mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
 		case mode&fs.ModeNamedPipe != 0:
 			out[rel] = fmt.Sprintf("fifo %v", mode.Perm())
+		case mode&(fs.ModeSocket|fs.ModeDevice) != 0:
+			out[rel] = fmt.Sprintf("special %v", mode)
 		default:
 			b, err := os.ReadFile(p)
 			if err != nil {

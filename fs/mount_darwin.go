@@ -77,3 +77,6 @@ func serve(o *Overlay, opts *fusefs.Options) (*conn, error) {
 	}
 	return &conn{server: server}, nil
 }
+
+// directMountFlags: macFUSE mounts take no direct mount flags.
+func directMountFlags(string) uintptr { return 0 }

@@ -268,7 +268,11 @@ func serveRing(o *Overlay, opts *fusefs.Options) (*conn, error) {
 		data = append(data, "allow_other")
 	}
 	data = append(data, mo.Options...)
-	if err := unix.Mount(mo.FsName, o.path, "fuse."+mo.Name, unix.MS_NOSUID|unix.MS_NODEV, strings.Join(data, ",")); err != nil {
+	flags := mo.DirectMountFlags
+	if flags == 0 {
+		flags = unix.MS_NOSUID | unix.MS_NODEV
+	}
+	if err := unix.Mount(mo.FsName, o.path, "fuse."+mo.Name, flags, strings.Join(data, ",")); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("fuse over io_uring: mount %s: %w", o.path, err)
 	}
@@ -327,4 +331,15 @@ func pollHack(path string) {
 // INIT (go-fuse asks for it by default).
 func passthroughNegotiated(k *fuse.InitIn) bool {
 	return k.Flags64()&fuse.CAP_PASSTHROUGH != 0
+}
+
+// directMountFlags are the flags of a root's mount over root: nosuid, and
+// nodev unless root's own filesystem allows device files, so that device
+// files root makes in the view (Mknod) work as they would natively.
+func directMountFlags(root string) uintptr {
+	var st unix.Statfs_t
+	if os.Geteuid() != 0 || unix.Statfs(root, &st) != nil || st.Flags&unix.ST_NODEV != 0 {
+		return unix.MS_NOSUID | unix.MS_NODEV
+	}
+	return unix.MS_NOSUID
 }

@@ -371,14 +371,24 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 
 var _ = (fusefs.NodeMknoder)((*node)(nil))
 
-// Mknod creates fifos and empty regular files; devices and sockets are refused.
+// Mknod creates fifos, sockets (bind of a unix socket) and empty regular
+// files, and device files when the caller is root (as a local filesystem
+// would allow). Sockets and devices live in the view only: the journal
+// skips them (design decision 5, Skipped).
 func (n *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
 	p, errno := n.childPath(name)
 	if errno != 0 {
 		return nil, errno
 	}
 	kind := mode & unix.S_IFMT
-	if kind != unix.S_IFIFO && kind != unix.S_IFREG {
+	switch kind {
+	case unix.S_IFIFO, unix.S_IFREG, unix.S_IFSOCK:
+		dev = 0
+	case unix.S_IFCHR, unix.S_IFBLK:
+		if c, ok := fuse.FromContext(ctx); !ok || c.Uid != 0 {
+			return nil, syscall.EPERM
+		}
+	default:
 		return nil, syscall.EPERM
 	}
 	o := n.o
@@ -388,7 +398,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 		return nil, errno
 	}
 	up := o.upperPath(p)
-	if err := unix.Mknod(up, kind|0o600, 0); err != nil {
+	if err := unix.Mknod(up, kind|0o600, int(dev)); err != nil {
 		return nil, toErrno(err)
 	}
 	unix.Chmod(up, mode&0o7777)

@@ -77,6 +77,9 @@ type Overlay struct {
 	busy          map[string]chan struct{}   // paths whose content is read outside o.mu, closed when done (content.go)
 	staged        map[string]stagedCopy      // lower files copied outside o.mu, for copyUp (content.go)
 	lowerFlagsOf  map[string][2]bool         // immutable, append-only of lower objects (flags.go)
+	skipped       map[string]bool            // sockets and devices met by a record, not yet reported (Skipped)
+	specials      map[string]bool            // every path skipped, for RemovedSpecials
+	removedSpec   []string                   // RemovedSpecials, once unmounted
 	unmounted     bool
 	passthrough   atomic.Bool  // the kernel passes opened upper files through (passthrough.go); set once serving
 	writes        atomic.Int64 // WRITE requests served (passthrough writes never come)
@@ -145,6 +148,8 @@ func mount(opts Options, st store) (*Overlay, error) {
 		busy:         map[string]chan struct{}{},
 		staged:       map[string]stagedCopy{},
 		lowerFlagsOf: map[string][2]bool{},
+		skipped:      map[string]bool{},
+		specials:     map[string]bool{},
 		hashed:       map[uint64]*hashEntry{},
 	}
 	if o.logf == nil {
@@ -184,7 +189,7 @@ func mount(opts Options, st store) (*Overlay, error) {
 	unix.UtimesNanoAt(unix.AT_FDCWD, o.upper, []unix.Timespec{statAtime(&rst), statMtime(&rst)}, 0)
 	timeout := cacheTimeout
 	fopts := &fusefs.Options{
-		MountOptions:    mountOptions(),
+		MountOptions:    mountOptions(o.path),
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
 		NegativeTimeout: &timeout,
@@ -206,9 +211,10 @@ func mount(opts Options, st store) (*Overlay, error) {
 }
 
 // mountOptions are the FUSE mount options of every overlay.
-func mountOptions() fuse.MountOptions {
+func mountOptions(root string) fuse.MountOptions {
 	return fuse.MountOptions{
-		DirectMount: true,
+		DirectMount:      true,
+		DirectMountFlags: directMountFlags(root),
 		// As root, others (the agent running as the user) must see the
 		// mount, and the kernel checks permissions against our attributes.
 		// A normal user's agent runs as that user: no allow_other, which
@@ -337,6 +343,9 @@ func (o *Overlay) Unmount() error {
 	if err := o.Flush(); err != nil && ferr == nil {
 		ferr = err
 	}
+	o.mu.Lock()
+	o.removedSpec = o.goneSpecials()
+	o.mu.Unlock()
 	o.lower.close()
 	if ferr != nil {
 		return fmt.Errorf("unmount %s: %w", o.path, ferr)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"syscall"
 	"time"
 
@@ -57,8 +58,61 @@ func (o *Overlay) stateOf(p string) (journal.NodeState, error) {
 		}
 		return journal.NodeState{Kind: journal.File, Mode: mode, Size: ref.Size, Blob: ref}, nil
 	}
-	// Sockets and devices are not recorded (design decision 5).
+	// Sockets and devices are not recorded (design decision 5): their
+	// path is reported (Skipped), as a copy-mode scan does.
+	o.skipped[p], o.specials[p] = true, true
 	return journal.NodeState{}, nil
+}
+
+// goneSpecials lists, sorted, the sockets and device files of the lower
+// tree that the view no longer shows. Must hold o.mu.
+func (o *Overlay) goneSpecials() []string {
+	var gone []string
+	for p := range o.specials {
+		var st unix.Stat_t
+		if o.lower.lstat(p, &st) != nil || !special(uint32(st.Mode)) {
+			continue
+		}
+		if _, err := o.resolve(p); errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			gone = append(gone, p)
+		}
+	}
+	sort.Strings(gone)
+	return gone
+}
+
+// special reports a socket or device file mode.
+func special(mode uint32) bool {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFSOCK, unix.S_IFCHR, unix.S_IFBLK:
+		return true
+	}
+	return false
+}
+
+// RemovedSpecials returns, after Unmount, the sockets and device files of
+// the real tree that the view had removed when it was unmounted. The
+// journal records nothing of them; the session's end removes them from the
+// real tree, as the agent would have in copy mode.
+func (o *Overlay) RemovedSpecials() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.removedSpec
+}
+
+// Skipped returns, sorted, the paths of the sockets and device files the
+// view created, changed or removed since the last call: the journal records
+// nothing of them (design decision 5), as a copy-mode scan skips them.
+func (o *Overlay) Skipped() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := make([]string, 0, len(o.skipped))
+	for p := range o.skipped {
+		s = append(s, p)
+	}
+	clear(o.skipped)
+	sort.Strings(s)
+	return s
 }
 
 // blobOf returns the content blob of the file p.

@@ -161,6 +161,10 @@ func (o *Overlay) copyUp(p string) error {
 		}
 	case unix.S_IFIFO:
 		err = unix.Mkfifo(up, 0o600)
+	case unix.S_IFSOCK, unix.S_IFCHR, unix.S_IFBLK:
+		// A socket's copy is bound to no one, as the lower one is after
+		// its server exited; a device copy needs root.
+		err = unix.Mknod(up, ob.ifmt()|0o600, int(st.Rdev))
 	case unix.S_IFREG:
 		err = o.copyUpFile(p, up)
 	default:
@@ -178,6 +182,12 @@ func (o *Overlay) copyUp(p string) error {
 		if err := unix.Chmod(up, uint32(st.Mode)&0o7777); err != nil {
 			return fmt.Errorf("copy up %s: %w", p, err)
 		}
+	}
+	// After the chown, which would drop security.capability. An attribute
+	// the staging filesystem cannot hold (too large) is logged, not a
+	// failure of the agent's change.
+	if err := o.copyXattrs(p, up); err != nil {
+		o.logf("copy up %s: %v", p, err)
 	}
 	ts := []unix.Timespec{statAtime(st), statMtime(st)}
 	if err := unix.UtimesNanoAt(unix.AT_FDCWD, up, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {

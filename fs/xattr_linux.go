@@ -7,6 +7,8 @@ import (
 
 	fusefs "github.com/hanwen/go-fuse/v2/fs"
 	"golang.org/x/sys/unix"
+
+	"github.com/timeagent-dev/timeagent/internal/xattr"
 )
 
 // xattrPath names p's object for the l*xattr calls: the upper file, or the
@@ -21,10 +23,21 @@ func (o *Overlay) xattrPath(p string) (string, error) {
 	if ob.upper {
 		return o.upperPath(p), nil
 	}
+	return o.lowerXattrPath(p), nil
+}
+
+// lowerXattrPath names the lower object p for the l*xattr calls.
+func (o *Overlay) lowerXattrPath(p string) string {
 	if p == "" {
-		return fmt.Sprintf("/proc/self/fd/%d", o.lower.fd), nil
+		return fmt.Sprintf("/proc/self/fd/%d", o.lower.fd)
 	}
-	return fmt.Sprintf("/proc/self/fd/%d/%s", o.lower.fd, p), nil
+	return fmt.Sprintf("/proc/self/fd/%d/%s", o.lower.fd, p)
+}
+
+// copyXattrs gives the upper copy up of the lower object p its extended
+// attributes. Must hold o.mu.
+func (o *Overlay) copyXattrs(p, up string) error {
+	return xattr.Copy(o.lowerXattrPath(p), up)
 }
 
 var _ = (fusefs.NodeGetxattrer)((*node)(nil))

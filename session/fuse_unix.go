@@ -5,6 +5,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -124,6 +125,9 @@ func (r *fuseRecorder) seal(a *Active, t, next tasks.ID) ([]journal.Change, erro
 	if err != nil {
 		return nil, err
 	}
+	// Sockets and device files the task made or removed: not recorded,
+	// reported as a copy-mode scan reports them.
+	a.notifySkipped(r.o.Skipped())
 	return a.W.Journal.Layer(t)
 }
 
@@ -153,6 +157,24 @@ func (r *fuseRecorder) close(a *Active) error {
 	}
 	if err != nil {
 		return fmt.Errorf("end session %d: apply its work to %s: %w", a.Session.ID, a.W.Root, err)
+	}
+	return removeSpecials(a, r.o.RemovedSpecials())
+}
+
+// removeSpecials removes from the real tree the sockets and device files
+// the agent removed in the view: they are not recorded (design decision 5)
+// and so not part of the apply, but the real tree should not keep what the
+// agent deleted, as it would not in copy mode. A path that is no longer a
+// socket or device file is left alone.
+func removeSpecials(a *Active, paths []string) error {
+	for _, p := range paths {
+		fi, err := a.W.Tree.Lstat(p)
+		if err != nil || fi.Mode()&(iofs.ModeSocket|iofs.ModeDevice) == 0 {
+			continue
+		}
+		if err := a.W.Tree.Remove(p); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+			return fmt.Errorf("end session %d: remove %s, which the agent removed: %w", a.Session.ID, filepath.Join(a.W.Root, p), err)
+		}
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ var rank = map[string]int{
 	"internal/mountinfo":  0,
 	"internal/fusectl":    0,
 	"internal/graph":      0,
+	"internal/xattr":      0,
 	"internal/menu":       1,
 	"journal":             1,
 	"cow":                 2,
